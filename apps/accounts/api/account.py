@@ -1,0 +1,77 @@
+"""Account endpoints: create, get, name, password, email, prefs, status (contract §3)."""
+
+from __future__ import annotations
+
+from apps.accounts import services
+from apps.accounts.api.cookies import clear_session_cookies
+from apps.accounts.responses import user_model
+from apps.core.db import now
+from apps.core.errors import AppwriteError
+from apps.core.http.context import json_response
+from apps.core.ids import resolve_id
+
+MAX_PREFS_BYTES = 65535  # Appwrite's limit on the encoded prefs object
+
+
+async def account_create(ctx):
+    p = ctx.params
+    user = await services.user_create(
+        ctx, user_uid=resolve_id(p.userId, "userId"), email=p.email, password=p.password, name=p.name
+    )
+    return json_response(user_model(user), 201)
+
+
+async def account_get(ctx):
+    return json_response(user_model(ctx.auth.user))
+
+
+async def account_update_name(ctx):
+    user = await services.user_update(ctx, user_id=ctx.auth.user["id"], name=ctx.params.name)
+    return json_response(user_model(user))
+
+
+async def account_update_password(ctx):
+    user = ctx.auth.user
+    p = ctx.params
+    if user["password"] and not await services.password_verify(ctx, p.oldPassword, user["password"]):
+        raise AppwriteError("user_invalid_credentials", "Invalid credentials. Please check the old password.")
+    hashed = await services.password_hash(ctx, p.password)
+    fresh = await services.user_update(ctx, user_id=user["id"], password=hashed, password_update=now())
+    return json_response(user_model(fresh))
+
+
+async def account_update_email(ctx):
+    user = ctx.auth.user
+    p = ctx.params
+    fields = {"email": p.email}
+    if user["password"]:
+        if not await services.password_verify(ctx, p.password, user["password"]):
+            raise AppwriteError("user_invalid_credentials")
+    else:  # an anonymous account becomes an email account (Appwrite behaviour)
+        fields["password"] = await services.password_hash(ctx, p.password)
+        fields["password_update"] = now()
+    fresh = await services.user_update(ctx, user_id=user["id"], **fields)
+    return json_response(user_model(fresh))
+
+
+async def account_get_prefs(ctx):
+    return json_response(user_model(ctx.auth.user)["prefs"])
+
+
+async def account_update_prefs(ctx):
+    import orjson
+
+    prefs = ctx.params.prefs
+    if len(orjson.dumps(prefs)) > MAX_PREFS_BYTES:
+        raise AppwriteError("general_argument_invalid", f"Invalid `prefs` param: Value must be a valid object no larger than {MAX_PREFS_BYTES} bytes")
+    user = await services.user_update(ctx, user_id=ctx.auth.user["id"], prefs=prefs)
+    return json_response(user_model(user))
+
+
+async def account_update_status(ctx):
+    user_id = ctx.auth.user["id"]
+    user = await services.user_update(ctx, user_id=user_id, status=False)
+    await services.sessions_delete_all(ctx, user_id=user_id)
+    response = json_response(user_model(user))
+    clear_session_cookies(ctx, response)
+    return response

@@ -1,0 +1,81 @@
+"""Input schemas for the account endpoints (contract §3 params)."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
+
+
+def _email(value: str) -> str:
+    value = value.strip().lower()
+    if not _EMAIL.fullmatch(value):
+        raise ValueError("Value must be a valid email address")
+    return value
+
+
+Email = Annotated[str, StringConstraints(max_length=320), AfterValidator(_email)]
+Password = Annotated[str, StringConstraints(min_length=8, max_length=256)]
+Name = Annotated[str, StringConstraints(max_length=128)]
+IdParam = Annotated[str, StringConstraints(min_length=1, max_length=36)]
+
+
+class Strict(BaseModel):
+    """Base: unknown parameters are refused (400 ``general_argument_invalid``)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class AccountCreate(Strict):
+    userId: Annotated[str, StringConstraints(min_length=1, max_length=36)]
+    email: Email
+    password: Password
+    name: Name = ""
+
+
+class EmailSessionCreate(Strict):
+    email: Email
+    password: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    duration: Annotated[int, Field(ge=0, le=31536000)] | None = None
+
+
+class Empty(Strict):
+    pass
+
+
+class SessionsList(Strict):
+    total: bool = True
+    queries: list[str] | None = None
+
+
+class SessionRef(Strict):
+    sessionId: IdParam
+
+
+class SessionsDelete(Strict):
+    current: bool = True
+
+
+class JwtCreate(Strict):
+    duration: Annotated[int, Field(ge=0, le=3600)] = 900
+
+
+class NameUpdate(Strict):
+    name: Name
+
+
+class PasswordUpdate(Strict):
+    password: Password
+    oldPassword: Annotated[str, StringConstraints(max_length=256)] = ""
+
+
+class EmailUpdate(Strict):
+    email: Email
+    password: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+
+
+class PrefsUpdate(Strict):
+    prefs: dict[str, Any]

@@ -1,0 +1,133 @@
+"""Resolving the caller's credential (contract §1.3). Set as ``V1_AUTHENTICATOR``.
+
+Order: API key (``X-Appwrite-Key``) -> JWT (``X-Appwrite-JWT``) -> cookie
+``a_session_<project>`` -> cookie ``a_session_<project>_legacy`` -> ``X-Appwrite-Session`` ->
+``X-Fallback-Cookies``. A malformed, unknown or expired session token leaves the caller a guest,
+as Appwrite does; a bad key or JWT is an error.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from apps.accounts import selectors
+from apps.accounts.tokens import decode_jwt, decode_session_token
+from apps.core.auth import KEY_BASE_SCOPES, USER_SCOPES, Auth, user_roles
+from apps.core.db import as_bool, as_dt, as_json, now
+from apps.core.errors import AppwriteError
+from apps.projects.selectors import api_key_get
+from apps.projects.services import hash_secret
+
+
+def session_cookie_name(project_uid: str) -> str:
+    """``a_session_<projectId>``, lower-cased like Appwrite's ``Response::addCookie``."""
+    return f"a_session_{project_uid}".lower()
+
+
+def parse_cookies(header: str) -> dict[str, str]:
+    """A ``Cookie`` header as a dict; malformed pairs are skipped (never an error)."""
+    out: dict[str, str] = {}
+    for part in header.split(";"):
+        name, sep, value = part.strip().partition("=")
+        if sep and name:
+            out.setdefault(name.strip(), value.strip().strip('"'))
+    return out
+
+
+def _session_token(ctx, cookies: dict[str, str]) -> str:
+    name = session_cookie_name(ctx.project_id)
+    for candidate in (cookies.get(name), cookies.get(name + "_legacy"), ctx.headers.get("x-appwrite-session")):
+        if candidate:
+            return candidate
+    fallback = ctx.headers.get("x-fallback-cookies", "")
+    if fallback:
+        try:
+            data = orjson.loads(fallback)
+        except orjson.JSONDecodeError:
+            return ""
+        if isinstance(data, dict) and isinstance(data.get(name), str):
+            return data[name]
+    return ""
+
+
+def _user_auth(kind: str, row: dict) -> Auth:
+    user = {k: v for k, v in row.items() if not k.startswith("s_")}
+    verified = as_bool(user["email_verification"]) or as_bool(user["phone_verification"])
+    labels = as_json(user["labels"]) or []
+    return Auth(
+        kind=kind,
+        user=user,
+        session={"id": row["s_id"], "uid": row["s_uid"], "expire": as_dt(row["s_expire"])},
+        scopes=USER_SCOPES,
+        roles=user_roles(user["uid"], verified=verified, labels=labels),
+    )
+
+
+async def _key_auth(ctx, secret: str) -> Auth:
+    key = await api_key_get(ctx, ctx.project["id"], hash_secret(secret))
+    if key is None:
+        raise AppwriteError("user_unauthorized", "The API key is invalid.")
+    if key["expire"] is not None and key["expire"] <= now():
+        raise AppwriteError("project_key_expired")
+    await _touch_key(ctx, key)
+    return Auth(kind="key", key=key, scopes=frozenset(key["scopes"]) | KEY_BASE_SCOPES, roles=[])
+
+
+async def _touch_key(ctx, key: dict) -> None:
+    # Appwrite records accessedAt at most about once an hour per key; so do we (no write per request).
+    stamp = f"key-accessed:{key['id']}"
+    try:
+        if await ctx.kv.get(stamp) is None:
+            await ctx.kv.set(stamp, b"1", ttl=3600)
+            await ctx.db.execute(
+                "UPDATE projects_apikey SET accessed_at = %s WHERE id = %s", (ctx.db.dt(now()), key["id"])
+            )
+    except Exception:  # bookkeeping only: never fail a request over it
+        pass
+
+
+async def authenticate(ctx) -> Auth:
+    """The :class:`Auth` for ``ctx`` (project already resolved).
+
+    Raises 401 ``user_unauthorized`` (unknown API key), 401 ``project_key_expired``,
+    403 ``user_api_key_and_session_set``, 401 ``user_jwt_invalid``, 403
+    ``user_jwt_and_cookie_set``, 403 ``user_blocked`` for a blocked user's session.
+    """
+    headers = ctx.headers
+    key = headers.get("x-appwrite-key")
+    if key:
+        if headers.get("x-appwrite-session") or headers.get("x-appwrite-jwt"):
+            raise AppwriteError("user_api_key_and_session_set")
+        return await _key_auth(ctx, key)
+
+    cookies = parse_cookies(headers.get("cookie", ""))
+    jwt_token = headers.get("x-appwrite-jwt")
+    if jwt_token:
+        name = session_cookie_name(ctx.project_id)
+        if cookies.get(name) or cookies.get(name + "_legacy"):
+            raise AppwriteError("user_jwt_and_cookie_set")
+        claims = decode_jwt(jwt_token)
+        if claims is None:
+            raise AppwriteError("user_jwt_invalid")
+        row = await selectors.session_with_user_by_uid(
+            ctx, project_id=ctx.project["id"], user_uid=claims["userId"], session_uid=claims["sessionId"]
+        )
+        if row is None or as_dt(row["s_expire"]) <= now():
+            raise AppwriteError("user_jwt_invalid")
+        return _checked(_user_auth("jwt", row))
+
+    token = _session_token(ctx, cookies)
+    decoded = decode_session_token(token) if token else None
+    if decoded is None:
+        return Auth()
+    user_uid, secret = decoded
+    row = await selectors.session_with_user_get(ctx, project_id=ctx.project["id"], secret_hash=hash_secret(secret))
+    if row is None or row["uid"] != user_uid or as_dt(row["s_expire"]) <= now():
+        return Auth()
+    return _checked(_user_auth("session", row))
+
+
+def _checked(auth: Auth) -> Auth:
+    if not as_bool(auth.user["status"]):
+        raise AppwriteError("user_blocked")
+    return auth

@@ -1,0 +1,66 @@
+"""Users and sessions of a project (contract §3)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from apps.projects.models import Project
+
+
+class User(models.Model):
+    """A project's user. ``email`` is stored lower-cased (``""`` for anonymous users) and is
+    unique per project; ``password`` is a Django hasher string (``""`` = no password)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="users")
+    uid = models.CharField("user ID", max_length=36)
+    email = models.CharField(max_length=320, blank=True, default="")
+    name = models.CharField(max_length=128, blank=True, default="")
+    password = models.CharField(max_length=255, blank=True, default="")
+    status = models.BooleanField(default=True)
+    labels = models.JSONField(default=list, blank=True)
+    prefs = models.JSONField(default=dict, blank=True)
+    email_verification = models.BooleanField(default=False)
+    phone = models.CharField(max_length=32, blank=True, default="")
+    phone_verification = models.BooleanField(default=False)
+    registration = models.DateTimeField()
+    password_update = models.DateTimeField(null=True, blank=True)
+    accessed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "accounts_user"
+        constraints = [
+            models.UniqueConstraint(fields=["project", "uid"], name="user_unique_uid"),
+            models.UniqueConstraint(
+                fields=["project", "email"], condition=~models.Q(email=""), name="user_unique_email"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.email or self.uid
+
+
+class Session(models.Model):
+    """A login session. Only the SHA-256 of its secret is stored (``secret_hash``)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="sessions")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="sessions")
+    uid = models.CharField("session ID", max_length=36)
+    secret_hash = models.CharField(max_length=64, unique=True)
+    provider = models.CharField(max_length=32, default="email")
+    provider_uid = models.CharField(max_length=320, blank=True, default="")
+    factors = models.JSONField(default=list, blank=True)
+    ip = models.CharField(max_length=64, blank=True, default="")
+    user_agent = models.CharField(max_length=512, blank=True, default="")
+    expire = models.DateTimeField()
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "accounts_session"
+        constraints = [models.UniqueConstraint(fields=["project", "uid"], name="session_unique_uid")]
+        indexes = [models.Index(fields=["user", "expire"], name="session_user_idx")]
+
+    def __str__(self) -> str:
+        return self.uid

@@ -1,0 +1,65 @@
+"""Appwrite response models for accounts: User and Session (contract §3 Models)."""
+
+from __future__ import annotations
+
+from apps.core.db import as_bool, as_dt, as_json
+from apps.core.timefmt import iso
+
+
+def user_model(row: dict) -> dict:
+    """The Appwrite ``User`` JSON for a user row. ``prefs`` and ``targets`` are always sent
+    (the Python SDK fails without ``prefs``; ``null`` fails for non-optional lists)."""
+    return {
+        "$id": row["uid"],
+        "$createdAt": iso(as_dt(row["created_at"])),
+        "$updatedAt": iso(as_dt(row["updated_at"])),
+        "name": row["name"],
+        "registration": iso(as_dt(row["registration"])),
+        "status": as_bool(row["status"]),
+        "labels": as_json(row["labels"]) or [],
+        "passwordUpdate": iso(as_dt(row["password_update"])),
+        "email": row["email"],
+        "phone": row["phone"],
+        "emailVerification": as_bool(row["email_verification"]),
+        "phoneVerification": as_bool(row["phone_verification"]),
+        "mfa": False,
+        "prefs": as_json(row["prefs"]) or {},
+        "targets": [],
+        "accessedAt": iso(as_dt(row["accessed_at"])),
+    }
+
+
+def session_model(row: dict, *, user_uid: str, current_id: int | None, secret: str = "") -> dict:
+    """The Appwrite ``Session`` JSON. ``secret`` is the token, filled only for API-key callers
+    (contract §1.4); ``current`` marks the session the request authenticated with."""
+    return {
+        "$id": row["uid"],
+        "$createdAt": iso(as_dt(row["created_at"])),
+        "$updatedAt": iso(as_dt(row["updated_at"])),
+        "userId": user_uid,
+        "expire": iso(as_dt(row["expire"])),
+        "provider": row["provider"],
+        "providerUid": row["provider_uid"],
+        "providerAccessToken": "",
+        "providerAccessTokenExpiry": "",
+        "providerRefreshToken": "",
+        "ip": row["ip"],
+        "osCode": "",
+        "osName": "",
+        "osVersion": "",
+        "clientType": "",
+        "clientCode": "",
+        "clientName": "",
+        "clientVersion": "",
+        "clientEngine": "",
+        "clientEngineVersion": "",
+        "deviceName": "",
+        "deviceBrand": "",
+        "deviceModel": "",
+        "countryCode": "--",
+        "countryName": "Unknown",
+        "current": current_id is not None and row["id"] == current_id,
+        "factors": as_json(row["factors"]) or [],
+        "secret": secret,
+        "mfaUpdatedAt": "",
+    }

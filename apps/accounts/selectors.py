@@ -1,0 +1,57 @@
+"""Reads for users and sessions (raw SQL on the hot path, see apps.core.db)."""
+
+from __future__ import annotations
+
+_USER_COLUMNS = (
+    "u.id, u.project_id, u.uid, u.email, u.name, u.password, u.status, u.labels, u.prefs, "
+    "u.email_verification, u.phone, u.phone_verification, u.registration, u.password_update, "
+    "u.accessed_at, u.created_at, u.updated_at"
+)
+
+
+async def session_with_user_get(ctx, *, project_id: int, secret_hash: str) -> dict | None:
+    """The session (``s_id``, ``s_uid``, ``s_expire``) joined with its user's columns, by the
+    hash of the session secret, or ``None``."""
+    return await ctx.db.fetchone(
+        f"SELECT s.id AS s_id, s.uid AS s_uid, s.expire AS s_expire, {_USER_COLUMNS} "
+        "FROM accounts_session s JOIN accounts_user u ON u.id = s.user_id "
+        "WHERE s.secret_hash = %s AND s.project_id = %s",
+        (secret_hash, project_id),
+    )
+
+
+async def session_with_user_by_uid(ctx, *, project_id: int, user_uid: str, session_uid: str) -> dict | None:
+    """Like :func:`session_with_user_get`, by user and session IDs (JWT claims)."""
+    return await ctx.db.fetchone(
+        f"SELECT s.id AS s_id, s.uid AS s_uid, s.expire AS s_expire, {_USER_COLUMNS} "
+        "FROM accounts_session s JOIN accounts_user u ON u.id = s.user_id "
+        "WHERE s.project_id = %s AND s.uid = %s AND u.uid = %s",
+        (project_id, session_uid, user_uid),
+    )
+
+
+async def user_get_by_email(ctx, *, project_id: int, email: str) -> dict | None:
+    """The user with this (lower-cased) email, or ``None``."""
+    return await ctx.db.fetchone(
+        f"SELECT {_USER_COLUMNS} FROM accounts_user u WHERE u.project_id = %s AND u.email = %s",
+        (project_id, email),
+    )
+
+
+async def user_get(ctx, *, user_id: int) -> dict | None:
+    """The user by internal id, or ``None``."""
+    return await ctx.db.fetchone(f"SELECT {_USER_COLUMNS} FROM accounts_user u WHERE u.id = %s", (user_id,))
+
+
+async def session_list(ctx, *, user_id: int) -> list[dict]:
+    """The user's sessions, oldest first."""
+    return await ctx.db.fetchall(
+        "SELECT * FROM accounts_session WHERE user_id = %s ORDER BY id", (user_id,)
+    )
+
+
+async def session_get(ctx, *, user_id: int, session_uid: str) -> dict | None:
+    """One of the user's sessions by its ID, or ``None``."""
+    return await ctx.db.fetchone(
+        "SELECT * FROM accounts_session WHERE user_id = %s AND uid = %s", (user_id, session_uid)
+    )

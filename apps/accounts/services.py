@@ -1,0 +1,141 @@
+"""Writes for users and sessions. Each raises typed :class:`AppwriteError`s."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.conf import settings
+from django.contrib.auth.hashers import get_hasher
+
+from apps.accounts import selectors
+from apps.accounts.tokens import new_secret
+from apps.core.db import UniqueViolation, now
+from apps.core.errors import AppwriteError
+from apps.core.ids import unique_id
+from apps.core.runtime import run_blocking
+from apps.projects.services import hash_secret
+
+# A real hash of a random password: verifying against it costs what a real check costs, so an
+# unknown email answers as slowly as a wrong password.
+_DUMMY_HASH: str | None = None
+
+
+def _hash_password(password: str) -> str:
+    return get_hasher().encode(password, get_hasher().salt())
+
+
+def _verify_password(password: str, encoded: str) -> bool:
+    global _DUMMY_HASH
+    if not encoded:
+        if _DUMMY_HASH is None:
+            _DUMMY_HASH = _hash_password(new_secret())
+        get_hasher().verify(password, _DUMMY_HASH)
+        return False
+    algorithm = encoded.split("$", 1)[0]
+    try:
+        return get_hasher(algorithm).verify(password, encoded)
+    except ValueError:
+        return False
+
+
+async def password_hash(ctx, password: str) -> str:
+    """The Django hasher string for ``password`` (argon2id; off the event loop under ASGI)."""
+    return await run_blocking(ctx.mode, _hash_password, password)
+
+
+async def password_verify(ctx, password: str, encoded: str) -> bool:
+    """Check ``password`` against ``encoded``; an empty ``encoded`` costs a dummy check."""
+    return await run_blocking(ctx.mode, _verify_password, password, encoded)
+
+
+async def user_create(ctx, *, user_uid: str, email: str, password: str, name: str) -> dict:
+    """Create a user (``email`` already normalised; ``password`` plain or ``""``).
+
+    Raises 409 ``user_already_exists`` for a taken ID or email.
+    """
+    hashed = await password_hash(ctx, password) if password else ""
+    ts = ctx.db.dt(now())
+    try:
+        row = await ctx.db.fetchone(
+            "INSERT INTO accounts_user (project_id, uid, email, name, password, status, labels, prefs, "
+            "email_verification, phone, phone_verification, registration, password_update, accessed_at, "
+            "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, '', %s, %s, %s, %s, %s, %s) "
+            "RETURNING id",
+            (ctx.project["id"], user_uid, email, name, hashed, True, ctx.db.json([]), ctx.db.json({}),
+             False, False, ts, ts if hashed else None, ts, ts, ts),
+        )
+    except UniqueViolation:
+        raise AppwriteError("user_already_exists") from None
+    return await selectors.user_get(ctx, user_id=row["id"])
+
+
+async def session_create(ctx, *, user: dict, provider: str, factors: list[str]) -> tuple[dict, str]:
+    """Create a session for ``user``; returns ``(session row, secret)``.
+
+    The session lasts ``SESSION_DURATION`` seconds (Appwrite ``auths.duration`` default).
+    """
+    secret = new_secret()
+    created = now()
+    expire = created + dt.timedelta(seconds=settings.SESSION_DURATION)
+    row = await ctx.db.fetchone(
+        "INSERT INTO accounts_session (project_id, user_id, uid, secret_hash, provider, provider_uid, "
+        "factors, ip, user_agent, expire, created_at, updated_at) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING *",
+        (ctx.project["id"], user["id"], unique_id(), hash_secret(secret), provider, user["email"],
+         ctx.db.json(factors), ctx.client_ip, ctx.headers.get("user-agent", "")[:512],
+         ctx.db.dt(expire), ctx.db.dt(created), ctx.db.dt(created)),
+    )
+    await ctx.db.execute(
+        "UPDATE accounts_user SET accessed_at = %s WHERE id = %s", (ctx.db.dt(created), user["id"])
+    )
+    return row, secret
+
+
+async def session_delete(ctx, *, user_id: int, session_uid: str) -> dict:
+    """Delete one of the user's sessions; returns the deleted row.
+
+    Raises 404 ``user_session_not_found``.
+    """
+    row = await ctx.db.fetchone(
+        "DELETE FROM accounts_session WHERE user_id = %s AND uid = %s RETURNING id, uid",
+        (user_id, session_uid),
+    )
+    if row is None:
+        raise AppwriteError("user_session_not_found")
+    return row
+
+
+async def sessions_delete_all(ctx, *, user_id: int) -> int:
+    """Delete every session of the user; returns how many."""
+    return await ctx.db.execute("DELETE FROM accounts_session WHERE user_id = %s", (user_id,))
+
+
+async def session_touch(ctx, *, session_id: int) -> None:
+    """Mark a session as updated (PATCH /account/sessions/{id})."""
+    await ctx.db.execute(
+        "UPDATE accounts_session SET updated_at = %s WHERE id = %s", (ctx.db.dt(now()), session_id)
+    )
+
+
+_USER_FIELDS = {"name", "email", "password", "prefs", "status", "password_update"}
+
+
+async def user_update(ctx, *, user_id: int, **fields) -> dict:
+    """Update user columns (``name``, ``email``, ``password`` hash, ``prefs``, ``status``,
+    ``password_update``); returns the fresh row. Raises 409 ``user_email_already_exists``."""
+    assert set(fields) <= _USER_FIELDS, fields
+    sets, values = [], []
+    for name, value in fields.items():
+        sets.append(f"{name} = %s")
+        if name == "prefs":
+            value = ctx.db.json(value)
+        elif name == "password_update":
+            value = ctx.db.dt(value)
+        values.append(value)
+    sets.append("updated_at = %s")
+    values.append(ctx.db.dt(now()))
+    try:
+        await ctx.db.execute(f"UPDATE accounts_user SET {', '.join(sets)} WHERE id = %s", (*values, user_id))
+    except UniqueViolation:
+        raise AppwriteError("user_email_already_exists") from None
+    return await selectors.user_get(ctx, user_id=user_id)

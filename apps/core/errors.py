@@ -1,0 +1,104 @@
+"""The error catalogue: every Appwrite error type this server answers with.
+
+Each entry is ``type -> (HTTP status, default message)``; the type strings are Appwrite's
+(lower-cased constant names from ``src/Appwrite/Extend/Exception.php``, contract §2.2).
+Raise :class:`AppwriteError` anywhere; the HTTP layer's error funnel renders it as
+``{"message", "code", "type", "version"}``.
+"""
+
+from __future__ import annotations
+
+CATALOGUE: dict[str, tuple[int, str]] = {
+    # general
+    "general_argument_invalid": (400, "Invalid parameter."),
+    "general_query_invalid": (400, "Invalid query."),
+    "general_cursor_not_found": (400, "Cursor not found."),
+    "general_bad_request": (400, "There was an error processing your request."),
+    "general_payload_too_large": (413, "The request body is too large."),
+    "general_access_forbidden": (401, "Access to this API is forbidden."),
+    "general_unauthorized_scope": (401, "The current user or API key does not have the required scopes."),
+    "general_unknown_origin": (403, "The request originated from an unknown origin."),
+    "general_route_not_found": (404, "The requested route was not found. Please refer to the API docs and try again."),
+    "general_rate_limit_exceeded": (429, "Rate limit for the current endpoint has been exceeded. Please try again after some time."),
+    "general_service_unavailable": (503, "The server is temporarily overloaded. Please try again shortly."),
+    "general_unknown": (500, "Server Error"),
+    "general_server_error": (500, "Server Error"),
+    # projects and keys
+    "project_not_found": (404, "Project with the requested ID could not be found. Please check the value of the X-Appwrite-Project header to ensure the correct project ID is being used."),
+    "project_id_missing": (400, "The project ID is missing. Please check the value of the X-Appwrite-Project header to ensure the correct project ID is being used."),
+    "project_key_expired": (401, "The project key has expired. Please generate a new key."),
+    "user_api_key_and_session_set": (403, "API key and session used in the same request. Use either `setSession` or `setKey`."),
+    # users and sessions
+    "user_already_exists": (409, "A user with the same id, email, or phone already exists in this project."),
+    "user_email_already_exists": (409, "A user with the same email already exists in the current project."),
+    "user_not_found": (404, "User with the requested ID could not be found."),
+    "user_invalid_credentials": (401, "Invalid credentials. Please check the email and password."),
+    "user_unauthorized": (401, "The current user is not authorized to perform the requested action."),
+    "user_session_already_exists": (401, "Creation of a session is prohibited when a session is active."),
+    "user_session_not_found": (404, "The current user session could not be found."),
+    "user_blocked": (403, "The current user has been blocked."),
+    "user_password_mismatch": (400, "Passwords do not match. Please check the password and confirm password."),
+    "user_jwt_invalid": (401, "The JWT token is invalid. Please check the value of the X-Appwrite-JWT header to ensure the correct token is being used."),
+    "user_jwt_and_cookie_set": (403, "You can use either the JWT or the cookie session, not both at the same time."),
+    "user_invalid_token": (401, "Invalid token passed in the request."),
+    # databases
+    "database_not_found": (404, "Database not found."),
+    "database_already_exists": (409, "Database already exists."),
+    "collection_not_found": (404, "Collection with the requested ID could not be found."),
+    "collection_already_exists": (409, "A collection with the requested ID already exists."),
+    "table_not_found": (404, "Table with the requested ID could not be found."),
+    "table_already_exists": (409, "A table with the requested ID already exists."),
+    "document_not_found": (404, "Document with the requested ID could not be found."),
+    "document_already_exists": (409, "Document with the requested ID already exists."),
+    "document_invalid_structure": (400, "The document structure is invalid."),
+    "document_missing_payload": (400, "The document data is missing."),
+    "row_not_found": (404, "Row with the requested ID could not be found."),
+    "row_already_exists": (409, "Row with the requested ID already exists."),
+    "row_invalid_structure": (400, "The row structure is invalid."),
+    "row_missing_payload": (400, "The row data is missing."),
+    "attribute_not_found": (404, "Attribute with the requested ID could not be found."),
+    "attribute_already_exists": (409, "Attribute with the requested key already exists."),
+    "attribute_not_available": (400, "The requested attribute is not yet available."),
+    "attribute_default_unsupported": (400, "Default values cannot be set for array or required attributes."),
+    "attribute_value_invalid": (400, "The attribute value is invalid."),
+    "column_not_found": (404, "Column with the requested key could not be found."),
+    "column_already_exists": (409, "Column with the requested key already exists."),
+    "column_not_available": (400, "The requested column is not yet available."),
+    "index_not_found": (404, "Index with the requested ID could not be found."),
+    "index_already_exists": (409, "Index with the requested key already exists."),
+    "index_invalid": (400, "Index invalid."),
+    # storage
+    "storage_bucket_not_found": (404, "Storage bucket with the requested ID could not be found."),
+    "storage_bucket_already_exists": (409, "A storage bucket with the requested ID already exists."),
+    "storage_file_not_found": (404, "The requested file could not be found."),
+    "storage_file_already_exists": (409, "A storage file with the requested ID already exists."),
+    "storage_file_empty": (400, "Empty file passed to the endpoint."),
+    "storage_file_type_unsupported": (400, "The given file extension is not supported."),
+    "storage_invalid_file_size": (400, "The file size is either not valid or exceeds the maximum allowed size."),
+    "storage_invalid_file": (403, "The uploaded file is invalid. Please check the file and try again."),
+    "storage_invalid_content_range": (400, "The content range is invalid."),
+    "storage_invalid_appwrite_id": (400, "The value for x-appwrite-id header is invalid."),
+    "storage_invalid_range": (416, "The requested range is not satisfiable."),
+}
+
+
+class AppwriteError(Exception):
+    """An API error with Appwrite's ``type``, HTTP ``status`` and a client-safe ``message``.
+
+    ``headers`` are extra response headers (e.g. ``Retry-After`` on 429).
+    Raises ``KeyError`` at construction for a type missing from :data:`CATALOGUE`, so a typo
+    fails loudly in tests instead of leaking a wrong status.
+    """
+
+    def __init__(self, type: str, message: str | None = None, *, headers: dict[str, str] | None = None):
+        status, default = CATALOGUE[type]
+        super().__init__(message or default)
+        self.type = type
+        self.status = status
+        self.message = message or default
+        self.headers = headers or {}
+
+
+def invalid_argument(name: str, reason: str) -> AppwriteError:
+    """400 ``general_argument_invalid`` naming the parameter, as Appwrite words it."""
+    return AppwriteError("general_argument_invalid", f"Invalid `{name}` param: {reason}")

@@ -1,0 +1,37 @@
+"""The client's IP: the socket peer, or X-Forwarded-For when the peer is a trusted proxy."""
+
+from __future__ import annotations
+
+import ipaddress
+from functools import cache
+
+from django.conf import settings
+
+
+@cache
+def _trusted() -> tuple:
+    return tuple(ipaddress.ip_network(item, strict=False) for item in settings.TRUSTED_PROXIES)
+
+
+def client_ip(peer: str, forwarded_for: str | None) -> str:
+    """``peer`` unless it is in ``TRUSTED_PROXIES``; then the right-most untrusted address of
+    ``X-Forwarded-For`` (a forged left part written by the client is skipped)."""
+    nets = _trusted()
+    if not forwarded_for or not nets or not _in(peer, nets):
+        return peer
+    for hop in reversed([h.strip() for h in forwarded_for.split(",") if h.strip()]):
+        if not _in(hop, nets):
+            try:
+                ipaddress.ip_address(hop)
+            except ValueError:
+                return peer
+            return hop
+    return peer
+
+
+def _in(addr: str, nets: tuple) -> bool:
+    try:
+        ip = ipaddress.ip_address(addr)
+    except ValueError:
+        return False
+    return any(ip in net for net in nets)

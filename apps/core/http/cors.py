@@ -1,0 +1,60 @@
+"""CORS for web clients (contract §1.2, §14.1).
+
+A project keeps a list of allowed web origins (Appwrite's web "platforms"). An allowed Origin is
+echoed with credentials; the Appwrite request headers are allowed; ``X-Fallback-Cookies`` and the
+rate-limit headers are exposed. Any other Origin gets no grant.
+"""
+
+from __future__ import annotations
+
+from apps.core.http.context import Response
+
+ALLOW_HEADERS = ", ".join([
+    "Origin", "Cookie", "Set-Cookie", "X-Requested-With", "Content-Type", "Accept", "Range",
+    "Content-Range", "Cache-Control", "Expires", "Pragma", "X-Appwrite-Project", "X-Appwrite-Key",
+    "X-Appwrite-Dev-Key", "X-Appwrite-Locale", "X-Appwrite-Mode", "X-Appwrite-JWT",
+    "X-Appwrite-Response-Format", "X-Appwrite-Timeout", "X-Appwrite-Session", "X-Appwrite-ID",
+    "X-Fallback-Cookies", "X-SDK-Version", "X-SDK-Name", "X-SDK-Language", "X-SDK-Platform",
+    "X-SDK-Graphql", "X-Appwrite-Impersonate-User-Id", "X-Appwrite-Impersonate-User-Email",
+    "X-Appwrite-Impersonate-User-Phone", "X-Forwarded-User-Agent",
+])
+EXPOSE_HEADERS = ", ".join([
+    "X-Appwrite-Session", "X-Fallback-Cookies", "X-RateLimit-Limit", "X-RateLimit-Remaining",
+    "X-RateLimit-Reset", "Retry-After", "Content-Range", "Accept-Ranges", "ETag", "X-Request-Id",
+])
+ALLOW_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
+
+
+def grant_headers(origin: str) -> list[tuple[str, str]]:
+    """The headers that grant ``origin`` access with credentials."""
+    return [
+        ("Access-Control-Allow-Origin", origin),
+        ("Access-Control-Allow-Credentials", "true"),
+        ("Access-Control-Expose-Headers", EXPOSE_HEADERS),
+        ("Vary", "Origin"),
+    ]
+
+
+def same_origin(ctx, origin: str) -> bool:
+    """True when ``origin`` is the API's own origin (scheme and host of the request)."""
+    return origin == f"{ctx.scheme}://{ctx.host}"
+
+
+async def preflight(ctx, origin: str, origin_checker) -> Response:
+    """Answer an ``OPTIONS`` preflight: 204, with a grant only for a known origin.
+
+    The preflight carries no project header value, so an origin is known when it is the API's
+    own, or is registered on the project named by ``?project=`` or, failing that, on any project.
+    """
+    response = Response(status=204, content_type="text/plain; charset=utf-8")
+    if not origin:
+        return response
+    allowed = same_origin(ctx, origin) or await origin_checker(ctx, origin, None)
+    if allowed:
+        ctx.origin_allowed = True
+        response.headers.extend([
+            ("Access-Control-Allow-Methods", ALLOW_METHODS),
+            ("Access-Control-Allow-Headers", ALLOW_HEADERS),
+            ("Access-Control-Max-Age", "86400"),
+        ])
+    return response

@@ -1,0 +1,120 @@
+"""The Django adapter: serves the /v1 endpoints inside Django's ASGI and WSGI handlers.
+
+:class:`V1Middleware` is the outermost middleware. It answers every ``/v1`` request itself, so
+the admin's middleware (sessions, CSRF, messages) never runs there. It is sync- and
+async-capable: under ASGI Django gives it an async ``get_response`` and it awaits the pipeline on
+the server's loop (no thread hop in this middleware); under WSGI it drives the same pipeline with
+:func:`apps.core.runtime.run_sync` (no event loop, no thread per request).
+"""
+
+from __future__ import annotations
+
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from django.conf import settings
+from django.http import HttpResponse, StreamingHttpResponse
+from django.http.request import RawPostDataException
+
+from apps.core.errors import AppwriteError
+from apps.core.http import pipeline
+from apps.core.http.clientip import client_ip
+from apps.core.http.context import RequestContext, Response, UploadedPart
+from apps.core.http.params import parse_query
+from apps.core.runtime import ASYNC, SYNC, run_sync
+
+PREFIX = "/v1/"
+
+
+class V1Middleware:
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
+
+    def __call__(self, request):
+        if self.is_async:
+            return self._acall(request)
+        if not request.path_info.startswith(PREFIX):
+            return self.get_response(request)
+        ctx, early = _context(request, SYNC)
+        response = early or run_sync(pipeline.handle(ctx))
+        return _to_django(response, SYNC)
+
+    async def _acall(self, request):
+        if not request.path_info.startswith(PREFIX):
+            return await self.get_response(request)
+        ctx, early = _context(request, ASYNC)
+        response = early or await pipeline.handle(ctx)
+        return _to_django(response, ASYNC)
+
+
+def _context(request, mode: str) -> tuple[RequestContext, Response | None]:
+    """Build the context; returns an early error response for bodies that can't be read."""
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    peer = request.META.get("REMOTE_ADDR", "") or ""
+    ctx = RequestContext(
+        mode=mode,
+        method=request.method,
+        path=request.path_info[len(PREFIX) - 1:],
+        query=[],
+        headers=headers,
+        peer_ip=peer,
+        scheme=request.scheme,
+    )
+    ctx.client_ip = client_ip(peer, headers.get("x-forwarded-for"))
+    try:
+        ctx.query = parse_query(request.META.get("QUERY_STRING", ""))
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+        if length > settings.MAX_REQUEST_BODY:
+            raise AppwriteError("general_payload_too_large")
+        if request.content_type == "multipart/form-data":
+            try:
+                post, files = request.POST, request.FILES
+            except Exception:
+                raise AppwriteError("general_bad_request", "The multipart body could not be parsed.") from None
+            ctx.form = [(k, v) for k, values in post.lists() for v in values]
+            ctx.files = {
+                name: UploadedPart(f.name or "", f.content_type or "", f.size, f.file)
+                for name, f in files.items()
+            }
+        elif request.method not in ("GET", "HEAD", "OPTIONS") or length:
+            ctx.body = request.body
+    except AppwriteError as err:
+        return ctx, pipeline.error_response(err)
+    except RawPostDataException:
+        return ctx, pipeline.error_response(AppwriteError("general_bad_request"))
+    except Exception as exc:  # RequestDataTooBig, TooManyFieldsSent, bad Content-Length...
+        kind = type(exc).__name__
+        err = "general_payload_too_large" if kind == "RequestDataTooBig" else "general_bad_request"
+        return ctx, pipeline.error_response(AppwriteError(err))
+    return ctx, None
+
+
+def _to_django(response: Response, mode: str):
+    if response.stream is not None:
+        out = StreamingHttpResponse(
+            response.stream if mode == ASYNC else iter(response.stream),
+            status=response.status,
+            content_type=response.content_type,
+        )
+    else:
+        out = HttpResponse(response.body, status=response.status, content_type=response.content_type)
+    for name, value in response.headers:
+        out.headers[name] = value
+    for c in response.cookies:
+        out.set_cookie(
+            c.name, c.value, expires=_http_date(c.expires), path=c.path,
+            secure=c.secure, httponly=c.httponly, samesite=c.samesite,
+        )
+        # Send the token as is: base64 padding would make SimpleCookie quote it.
+        out.cookies[c.name].set(c.name, c.value, c.value)
+    return out
+
+
+def _http_date(ts: int) -> str:
+    from django.utils.http import http_date
+
+    return http_date(ts)

@@ -1,0 +1,134 @@
+"""The /v1 request pipeline, shared by every adapter.
+
+Order (design.md, Request flow): error funnel -> CORS -> route -> project -> auth -> scope ->
+abuse check -> parameters -> handler. The project, auth and abuse steps are strategies named in
+settings (``V1_PROJECT_RESOLVER``, ``V1_AUTHENTICATOR``, ``V1_ABUSE_CHECK``), so ``core`` imports
+no domain app.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from functools import cache
+
+import orjson
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+from apps.core.db import get_database
+from apps.core.errors import AppwriteError
+from apps.core.http import cors
+from apps.core.http.context import RequestContext, Response
+from apps.core.http.params import collect, validate
+from apps.core.kv import get_kv
+
+log = logging.getLogger("apps.core.http")
+
+_ERROR_HEADERS = [
+    ("Cache-Control", "no-cache, no-store, must-revalidate"),
+    ("Expires", "0"),
+    ("Pragma", "no-cache"),
+]
+
+
+def error_response(err: AppwriteError) -> Response:
+    """Appwrite's error body ``{message, code, type, version}`` with the error's status."""
+    body = orjson.dumps({
+        "message": err.message,
+        "code": err.status,
+        "type": err.type,
+        "version": settings.APPWRITE_VERSION,
+    })
+    return Response(status=err.status, body=body, headers=[*_ERROR_HEADERS, *err.headers.items()])
+
+
+@cache
+def _router():
+    from backend.urls import v1_router
+
+    return v1_router
+
+
+@cache
+def _strategy(name: str):
+    path = getattr(settings, name, None)
+    return import_string(path) if path else None
+
+
+def project_id_of(ctx: RequestContext) -> str:
+    """The project id: the ``project`` query param, else the ``X-Appwrite-Project`` header."""
+    for name, value in ctx.query:
+        if name == "project" and value:
+            return value
+    return ctx.headers.get("x-appwrite-project", "")
+
+
+async def handle(ctx: RequestContext) -> Response:
+    """Run one /v1 request through the pipeline; never raises."""
+    ctx.request_id = os.urandom(8).hex()
+    ctx.db = get_database(ctx.mode)
+    ctx.kv = get_kv(ctx.mode)
+    origin = ctx.headers.get("origin", "")
+    try:
+        if ctx.method == "OPTIONS":
+            response = await cors.preflight(ctx, origin, _strategy("V1_ORIGIN_CHECKER"))
+        else:
+            response = await _dispatch(ctx, origin)
+    except AppwriteError as err:
+        response = error_response(err)
+    except Exception:
+        log.exception("unhandled error in %s %s (request id %s)", ctx.method, ctx.path, ctx.request_id)
+        response = error_response(AppwriteError("general_unknown"))
+    response.headers.extend(ctx.response_headers)
+    response.headers.append(("X-Request-Id", ctx.request_id))
+    if origin and ctx.origin_allowed:
+        response.headers.extend(cors.grant_headers(origin))
+    return response
+
+
+async def _dispatch(ctx: RequestContext, origin: str) -> Response:
+    endpoint, path_params = _router().match(ctx.method, ctx.path)
+    ctx.endpoint = endpoint
+    ctx.path_params = path_params
+    if origin and cors.same_origin(ctx, origin):
+        ctx.origin_allowed = True
+
+    if endpoint.needs_project:
+        project_id = project_id_of(ctx)
+        if not project_id:
+            raise AppwriteError("project_id_missing")
+        ctx.project = await _strategy("V1_PROJECT_RESOLVER")(ctx, project_id)
+        if ctx.project is None:
+            raise AppwriteError("project_not_found")
+        if origin and not ctx.origin_allowed:
+            ctx.origin_allowed = await _strategy("V1_ORIGIN_CHECKER")(ctx, origin, ctx.project)
+        ctx.auth = await _strategy("V1_AUTHENTICATOR")(ctx)
+        if origin and not ctx.origin_allowed and not ctx.auth.is_key:
+            raise AppwriteError(
+                "general_unknown_origin",
+                f"Invalid Origin. Register your new client ({origin}) as a new Web platform on "
+                "your project console dashboard",
+            )
+        if endpoint.scope not in ctx.auth.scopes:
+            who = (ctx.auth.user or {}).get("email") or "User"
+            raise AppwriteError(
+                "general_unauthorized_scope",
+                f'{who} (role: {ctx.auth.role_label}) missing scopes (["{endpoint.scope}"])',
+            )
+        if endpoint.session_forbidden and ctx.auth.kind in ("session", "jwt"):
+            raise AppwriteError("user_session_already_exists")
+    elif origin:
+        ctx.origin_allowed = True  # public, project-less routes (version, OpenAPI) are readable anywhere
+
+    raw = collect(ctx)
+    raw.update(path_params)
+    ctx.raw_params = raw
+    abuse = _strategy("V1_ABUSE_CHECK")
+    after = await abuse(ctx) if abuse is not None and endpoint.abuse else None
+    if endpoint.input is not None:
+        ctx.params = validate(endpoint.input, raw)
+    response = await endpoint.handler(ctx)
+    if after is not None:
+        await after(response)
+    return response

@@ -1,0 +1,66 @@
+"""Running the shared async handlers in both deployments.
+
+Endpoint handlers are ``async def`` functions. Under ASGI they run on the server's event loop
+with native async drivers. Under WSGI the same coroutines are driven by :func:`run_sync`, which
+steps them without any event loop: every driver in sync mode is a coroutine that does its work
+synchronously and never suspends, so one ``send(None)`` completes the handler. No loop and no
+thread is created per request (design.md, Performance).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+ASYNC = "async"
+SYNC = "sync"
+
+# Threads for blocking CPU or file work under ASGI (password hashing, file I/O). Created once per
+# process and reused; argon2 releases the GIL, so two cores hash in parallel.
+_executor: ThreadPoolExecutor | None = None
+
+
+class SuspendedInSyncMode(RuntimeError):
+    """A handler awaited a real future while driven by :func:`run_sync` (a driver bug)."""
+
+
+def run_sync[T](coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion without an event loop; it must never suspend.
+
+    Raises :class:`SuspendedInSyncMode` if the coroutine yields (it awaited something that
+    needs a loop), after closing it.
+    """
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coro.close()
+    raise SuspendedInSyncMode("an async-only operation was awaited in sync (WSGI) mode")
+
+
+def _get_executor() -> ThreadPoolExecutor:
+    global _executor
+    if _executor is None:
+        _executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="blocking")
+    return _executor
+
+
+async def run_blocking[T](mode: str, fn: Callable[..., T], *args: Any) -> T:
+    """Run blocking ``fn(*args)``: inline in sync mode, on the shared executor in async mode."""
+    if mode == SYNC:
+        return fn(*args)
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_get_executor(), fn, *args)
+
+
+async def sleep(mode: str, seconds: float) -> None:
+    """Wait ``seconds``: ``asyncio.sleep`` under ASGI, ``time.sleep`` under WSGI."""
+    if mode == SYNC:
+        time.sleep(seconds)
+    else:
+        await asyncio.sleep(seconds)

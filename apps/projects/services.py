@@ -1,0 +1,73 @@
+"""Writes for projects and API keys (used by the admin and the management commands)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import secrets
+
+from django.db import IntegrityError, transaction
+
+from apps.core.auth import KEY_SCOPES
+from apps.core.ids import is_valid_id, unique_id
+from apps.projects.models import ApiKey, Platform, Project
+
+
+class ProjectError(ValueError):
+    """Bad input for a project or key operation; the message is for the operator."""
+
+
+def hash_secret(secret: str) -> str:
+    """SHA-256 hex of a key or session secret (the secrets are random, 256+ bits)."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def _valid_origin(origin: str) -> bool:
+    if origin == "*":
+        return True
+    scheme, sep, rest = origin.partition("://")
+    return bool(sep) and scheme in ("http", "https") and bool(rest) and "/" not in rest
+
+
+def project_create(*, project_id: str, name: str = "", origins: list[str] = ()) -> Project:
+    """Create a project with its allowed web origins.
+
+    Raises :class:`ProjectError` for a bad or duplicate ID or a malformed origin
+    (``scheme://host[:port]`` or ``*``).
+    """
+    if project_id == "unique()":
+        project_id = unique_id()
+    if not is_valid_id(project_id) or project_id == "console":
+        raise ProjectError(f"invalid project ID {project_id!r}: 1-36 chars of a-z, A-Z, 0-9, '.', '-', '_', not starting with a special char")
+    bad = [o for o in origins if not _valid_origin(o)]
+    if bad:
+        raise ProjectError(f"invalid origin {bad[0]!r}: expected scheme://host[:port] or *")
+    try:
+        with transaction.atomic():
+            project = Project.objects.create(uid=project_id, name=name or project_id)
+            for origin in dict.fromkeys(origins):
+                Platform.objects.create(project=project, origin=origin.rstrip("/"))
+    except IntegrityError:
+        raise ProjectError(f"project {project_id!r} already exists") from None
+    return project
+
+
+def api_key_create(
+    *, project_id: str, name: str = "", scopes: list[str], expire: dt.datetime | None = None
+) -> tuple[ApiKey, str]:
+    """Create an API key; returns ``(key, secret)``. The secret is shown once, stored hashed.
+
+    Raises :class:`ProjectError` for an unknown project or an unknown scope.
+    """
+    unknown = sorted(set(scopes) - KEY_SCOPES)
+    if unknown:
+        raise ProjectError(f"unknown scope(s): {', '.join(unknown)}; known: {', '.join(sorted(KEY_SCOPES))}")
+    project = Project.objects.filter(uid=project_id).first()
+    if project is None:
+        raise ProjectError(f"project {project_id!r} does not exist")
+    secret = "standard_" + secrets.token_hex(64)
+    key = ApiKey.objects.create(
+        project=project, uid=unique_id(), name=name or "API key", scopes=sorted(set(scopes)),
+        secret_hash=hash_secret(secret), expire=expire,
+    )
+    return key, secret

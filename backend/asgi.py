@@ -1,0 +1,17 @@
+"""ASGI entry point: ``backend.asgi:application``.
+
+http -> Django's ASGI handler (the /v1 adapter middleware serves the API);
+websocket -> channels (realtime); lifespan -> pool shutdown.
+"""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
+
+django_app = get_asgi_application()
+
+from apps.core.http.asgi_app import build_application  # noqa: E402  (needs settings loaded)
+
+application = build_application(django_app)

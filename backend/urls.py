@@ -1,0 +1,22 @@
+"""URL configuration.
+
+``v1_router`` is the /v1 route table: each app lists its endpoint declarations in its ``urls.py``;
+reading this list top to bottom shows the whole API. ``urlpatterns`` serves everything else
+through Django (the admin).
+"""
+
+from django.contrib import admin
+from django.urls import path
+
+from apps.accounts.urls import endpoints as account_endpoints
+from apps.core.http.endpoint import Router
+from apps.core.urls import endpoints as core_endpoints
+
+v1_router = Router([
+    *core_endpoints,
+    *account_endpoints,
+])
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+]

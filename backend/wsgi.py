@@ -1,0 +1,9 @@
+"""WSGI entry point (the gunicorn baseline): ``backend.wsgi:application``."""
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
+
+application = get_wsgi_application()

@@ -1,0 +1,226 @@
+"""Shared test fixtures: live server processes on the real PostgreSQL and Redis.
+
+pytest-django creates the test database (``test_<name>`` of ``DATABASE_URL``) and migrates it;
+the live servers (uvicorn for ASGI, gunicorn for WSGI) are started as real processes on free
+ports against that same database, so tests drive them over HTTP exactly as clients do.
+Fixtures that create projects and keys write through the ORM, committed at once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parent
+ARTIFACTS = ROOT / "artifacts"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class LiveServer:
+    """A server process: ``url`` is ``http://127.0.0.1:<port>`` (no ``/v1``)."""
+
+    kind: str
+    url: str
+    port: int
+    proc: subprocess.Popen
+    log: Path
+
+    @property
+    def endpoint(self) -> str:
+        return self.url + "/v1"
+
+    def stop(self, sig=signal.SIGTERM, timeout: float = 15) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+SERVER_COMMANDS = {
+    # One ASGI process, as in the compose `api` service.
+    "asgi": lambda port: [sys.executable, "-m", "uvicorn", "backend.asgi:application", "--host", "127.0.0.1",
+                          "--port", str(port), "--no-access-log", "--loop", "uvloop", "--http", "httptools",
+                          "--lifespan", "on", "--timeout-graceful-shutdown", "10"],
+    # The WSGI baseline: gunicorn sync workers.
+    "wsgi": lambda port: [sys.executable, "-m", "gunicorn", "backend.wsgi:application", "--bind",
+                          f"127.0.0.1:{port}", "--workers", "2", "--timeout", "60", "--graceful-timeout", "10"],
+}
+
+
+def start_server(kind: str, env: dict[str, str], port: int | None = None, command: list[str] | None = None,
+                 wait: float = 40) -> LiveServer:
+    """Start a server process and wait until ``/v1/health/version`` answers 200."""
+    port = port or free_port()
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = ARTIFACTS / f"server-{kind}-{port}.log"
+    cmd = command or SERVER_COMMANDS[kind](port)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    server = LiveServer(kind, f"http://127.0.0.1:{port}", port, proc, log)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{kind} server exited early:\n{log.read_text()[-3000:]}")
+        try:
+            if requests.get(server.endpoint + "/health/version", timeout=1).status_code == 200:
+                return server
+        except requests.RequestException:
+            pass
+        time.sleep(0.2)
+    server.stop()
+    raise RuntimeError(f"{kind} server did not start:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_test_environment, django_db_blocker):
+    """Always create and migrate the test database (pytest-django only does so for tests marked
+    ``django_db``; live-server tests use it through their server processes)."""
+    from django.db import connection
+    from django.test.utils import setup_databases, teardown_databases
+
+    with django_db_blocker.unblock():
+        config = setup_databases(verbosity=0, interactive=False, aliases={"default"})
+        if hasattr(connection, "close_pool"):
+            connection.close_pool()
+    yield
+    with django_db_blocker.unblock():
+        teardown_databases(config, verbosity=0)
+
+
+@pytest.fixture(scope="session")
+def live_env(django_db_setup, django_db_blocker) -> dict[str, str]:
+    """Environment for server processes: the pytest-django test database, same Redis."""
+    from django.conf import settings
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        name = connection.settings_dict["NAME"]
+    env = dict(os.environ)
+    if settings.DATABASE_URL:
+        db = connection.settings_dict
+        env["DATABASE_URL"] = f"postgres://{db['USER'] or ''}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{name}"
+    else:
+        env["SQLITE_PATH"] = name
+    env.setdefault("DB_POOL_MIN_SIZE", "1")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+@pytest.fixture(scope="session")
+def asgi_server(live_env):
+    server = start_server("asgi", live_env)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def wsgi_server(live_env):
+    server = start_server("wsgi", live_env)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["asgi", "wsgi"])
+def server(request) -> LiveServer:
+    """Each test using it runs once against the ASGI build and once against the WSGI build."""
+    return request.getfixturevalue(f"{request.param}_server")
+
+
+@dataclass
+class ProjectInfo:
+    id: str
+    key: str
+    pk: int
+
+
+_counter = [0]
+
+
+def make_project(django_db_blocker, *, origins: tuple[str, ...] = (), scopes: list[str] | None = None) -> ProjectInfo:
+    """A fresh project with an API key (all scopes unless ``scopes``), committed."""
+    from apps.core.auth import KEY_SCOPES
+    from apps.projects.services import api_key_create, project_create
+
+    _counter[0] += 1
+    pid = f"p{os.getpid()}-{_counter[0]}-{int(time.time() * 1000) % 100000}"
+    with django_db_blocker.unblock():
+        project = project_create(project_id=pid, name=pid, origins=list(origins))
+        _, secret = api_key_create(project_id=pid, name="tests", scopes=scopes or sorted(KEY_SCOPES))
+    return ProjectInfo(id=pid, key=secret, pk=project.pk)
+
+
+@pytest.fixture
+def project(django_db_setup, django_db_blocker) -> ProjectInfo:
+    return make_project(django_db_blocker)
+
+
+@pytest.fixture
+def sql(django_db_setup, django_db_blocker):
+    """Run SQL on the test database (committed): ``sql(query, params) -> list[tuple]``."""
+
+    def run(query: str, params=()):
+        from django.db import connection
+
+        with django_db_blocker.unblock():
+            with connection.cursor() as cur:
+                cur.execute(query, params)
+                return cur.fetchall() if cur.description else []
+
+    return run
+
+
+class Api:
+    """A small HTTP client for one project on one live server.
+
+    ``call(method, path, json=..., headers=..., key=True)`` sends ``X-Appwrite-Project`` and, with
+    ``key=True``, the project's API key; ``session=<token>`` sends ``X-Appwrite-Session``.
+    """
+
+    def __init__(self, server: LiveServer, project: ProjectInfo):
+        self.server = server
+        self.project = project
+        self.http = requests.Session()
+
+    def call(self, method: str, path: str, *, json=None, data=None, params=None, files=None, headers=None,
+             key: bool = False, session: str | None = None, project: bool = True, timeout: float = 30):
+        h = {}
+        if project:
+            h["X-Appwrite-Project"] = self.project.id
+        if key:
+            h["X-Appwrite-Key"] = self.project.key
+        if session:
+            h["X-Appwrite-Session"] = session
+        h.update(headers or {})
+        return self.http.request(method, self.server.endpoint + path, json=json, data=data, params=params,
+                                 files=files, headers=h, timeout=timeout)
+
+    def signup(self, email: str | None = None, password: str = "password123", name: str = "") -> tuple[dict, str]:
+        """Create a user and an email session; returns ``(user, session token)``."""
+        email = email or f"u{time.monotonic_ns()}@example.com"
+        r = self.call("POST", "/account", json={"userId": "unique()", "email": email, "password": password, "name": name})
+        assert r.status_code == 201, r.text
+        s = self.call("POST", "/account/sessions/email", json={"email": email, "password": password}, key=True)
+        assert s.status_code == 201, s.text
+        return r.json(), s.json()["secret"]
+
+
+@pytest.fixture
+def api(asgi_server, project) -> Api:
+    return Api(asgi_server, project)

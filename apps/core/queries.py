@@ -1,0 +1,130 @@
+"""Appwrite query strings (contract §6): parsing and shape validation.
+
+Each query is a JSON object ``{"method", "attribute", "values"}`` sent as a string (GET:
+``queries[N]=`` or ``queries[]=``; bodies: a JSON array of strings). :func:`parse_queries`
+checks the wire shape only; which attributes exist and what types their values must have is the
+caller's business (the databases and storage apps know their columns).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from apps.core.errors import AppwriteError
+
+MAX_QUERIES = 100
+MAX_QUERY_LENGTH = 4096  # characters, per query string (SDK docs)
+MAX_DEPTH = 3  # nesting of and/or
+
+FILTERS = frozenset({
+    "equal", "notEqual", "lessThan", "lessThanEqual", "greaterThan", "greaterThanEqual",
+    "between", "notBetween", "isNull", "isNotNull", "startsWith", "notStartsWith", "endsWith",
+    "notEndsWith", "contains", "notContains", "search", "notSearch",
+})
+LOGICAL = frozenset({"and", "or"})
+ORDERS = frozenset({"orderAsc", "orderDesc"})
+CURSORS = frozenset({"cursorAfter", "cursorBefore"})
+OTHERS = frozenset({"select", "limit", "offset"})
+ALL_METHODS = FILTERS | LOGICAL | ORDERS | CURSORS | OTHERS
+
+_ONE_VALUE = frozenset({"lessThan", "lessThanEqual", "greaterThan", "greaterThanEqual", "startsWith",
+                        "notStartsWith", "endsWith", "notEndsWith", "search", "notSearch"})
+_NO_VALUE = frozenset({"isNull", "isNotNull"})
+
+
+@dataclass(slots=True)
+class Query:
+    """One parsed query. ``values`` of ``and``/``or`` are nested :class:`Query` objects."""
+
+    method: str
+    attribute: str = ""
+    values: list[Any] = field(default_factory=list)
+
+
+def _invalid(message: str) -> AppwriteError:
+    return AppwriteError("general_query_invalid", f"Invalid query: {message}")
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def _build(data: Any, depth: int) -> Query:
+    if not isinstance(data, dict):
+        raise _invalid("a query must be a JSON object")
+    method = data.get("method")
+    if not isinstance(method, str) or method not in ALL_METHODS:
+        raise _invalid(f"unknown method {method!r}")
+    attribute = data.get("attribute", "")
+    values = data.get("values", [])
+    if not isinstance(attribute, str) or len(attribute) > 128:
+        raise _invalid(f"{method}: attribute must be a string")
+    if not isinstance(values, list):
+        values = [values]
+    unknown = set(data) - {"method", "attribute", "values"}
+    if unknown:
+        raise _invalid(f"{method}: unknown key {sorted(unknown)[0]!r}")
+
+    if method in LOGICAL:
+        if depth >= MAX_DEPTH:
+            raise _invalid(f"and/or may be nested at most {MAX_DEPTH} levels deep")
+        if len(values) < 1:
+            raise _invalid(f"{method} needs at least one nested query")
+        nested = [_build(v, depth + 1) for v in values]
+        if any(q.method not in FILTERS | LOGICAL for q in nested):
+            raise _invalid(f"{method} may only contain filter queries")
+        return Query(method, "", nested)
+
+    if method in FILTERS or method in ORDERS:
+        if not attribute:
+            raise _invalid(f"{method} needs an attribute")
+    if not all(_scalar(v) for v in values):
+        raise _invalid(f"{method}: values must be strings, numbers, booleans or null")
+    if method in _NO_VALUE and values:
+        raise _invalid(f"{method} takes no values")
+    if method in _ONE_VALUE and len(values) != 1:
+        raise _invalid(f"{method} takes exactly one value")
+    if method in ("between", "notBetween") and len(values) != 2:
+        raise _invalid(f"{method} takes exactly two values")
+    if method in ("equal", "notEqual", "contains", "notContains") and not values:
+        raise _invalid(f"{method} needs at least one value")
+    if method in ("limit", "offset"):
+        if len(values) != 1 or not isinstance(values[0], int) or isinstance(values[0], bool) or values[0] < 0:
+            raise _invalid(f"{method} takes one non-negative integer")
+    if method in CURSORS and (len(values) != 1 or not isinstance(values[0], str) or not values[0]):
+        raise _invalid(f"{method} takes one row ID")
+    if method == "select" and (not values or not all(isinstance(v, str) for v in values)):
+        raise _invalid("select takes a list of attribute names")
+    return Query(method, attribute, values)
+
+
+def parse_queries(raw: Any) -> list[Query]:
+    """Parse the ``queries`` parameter (a list of JSON strings; ``None`` = no queries).
+
+    Raises 400 ``general_query_invalid`` for more than :data:`MAX_QUERIES` queries, a query
+    longer than :data:`MAX_QUERY_LENGTH` chars, malformed JSON, an unknown method, a bad value
+    shape or nesting deeper than :data:`MAX_DEPTH`.
+    """
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise _invalid("queries must be an array of strings")
+    if len(raw) > MAX_QUERIES:
+        raise _invalid(f"at most {MAX_QUERIES} queries are allowed")
+    out = []
+    for item in raw:
+        if not isinstance(item, str):
+            raise _invalid("each query must be a JSON string")
+        if len(item) > MAX_QUERY_LENGTH:
+            raise _invalid(f"a query may be at most {MAX_QUERY_LENGTH} characters")
+        try:
+            data = orjson.loads(item)
+        except orjson.JSONDecodeError:
+            raise _invalid("query is not valid JSON") from None
+        out.append(_build(data, 0))
+    return out

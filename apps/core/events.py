@@ -1,0 +1,52 @@
+"""The write-event hook: domain apps announce committed writes; realtime subscribes.
+
+Domain apps never import ``realtime``: after a write commits they call :func:`announce` with
+what happened; subscribers (the realtime app, registered in its ``AppConfig.ready``) turn it into
+channel messages. Announce only after the transaction committed, never inside it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+log = logging.getLogger("apps.core.events")
+
+
+@dataclass(slots=True)
+class WriteEvent:
+    """A committed write.
+
+    ``resource`` is ``"row"``, ``"file"`` or ``"account"``; ``action`` is ``"create"``,
+    ``"update"``, ``"upsert"`` or ``"delete"``; ``ids`` holds the path of the resource
+    (``databaseId``/``tableId``/``rowId``, ``bucketId``/``fileId``, ``userId``); ``payload`` is the
+    full Appwrite model as returned by the REST API (a row in its TablesDB form).
+    """
+
+    project_id: str
+    resource: str
+    action: str
+    ids: dict[str, str]
+    payload: dict
+    extra: dict = field(default_factory=dict)
+
+
+Subscriber = Callable[[object, WriteEvent], Awaitable[None]]
+_subscribers: list[Subscriber] = []
+
+
+def subscribe(fn: Subscriber) -> None:
+    """Register ``fn(ctx, event)``; called for every announced event, in order."""
+    if fn not in _subscribers:
+        _subscribers.append(fn)
+
+
+async def announce(ctx, event: WriteEvent) -> None:
+    """Hand ``event`` to every subscriber. A failing subscriber is logged, never raised: the
+    write has already committed and its response must not fail."""
+    for fn in _subscribers:
+        try:
+            await fn(ctx, event)
+        except Exception:
+            log.exception("event subscriber %r failed", fn)

@@ -8,6 +8,7 @@ Fixtures that create projects and keys write through the ORM, committed at once.
 
 from __future__ import annotations
 
+import http.cookiejar
 import os
 import signal
 import socket
@@ -197,6 +198,8 @@ class Api:
         self.server = server
         self.project = project
         self.http = requests.Session()
+        # Like the server SDK: never replay cookies from earlier responses.
+        self.http.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
 
     def call(self, method: str, path: str, *, json=None, data=None, params=None, files=None, headers=None,
              key: bool = False, session: str | None = None, project: bool = True, timeout: float = 30):

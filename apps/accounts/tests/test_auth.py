@@ -1,0 +1,103 @@
+"""How the caller is resolved (contract §1.3): every credential transport and its failures."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from conftest import Api
+
+
+def _forged(user_id: str) -> str:
+    return base64.b64encode(json.dumps({"id": user_id, "secret": "0" * 128}).encode()).decode()
+
+
+@pytest.fixture
+def signed_in(api: Api):
+    user, token = api.signup()
+    jwt = api.call("POST", "/account/jwts", session=token).json()["jwt"]
+    return api, user, token, jwt
+
+
+AUTH_CASES = [
+    # (id, headers builder, status, type)
+    ("guest", lambda p, t, j, u: {}, 401, "general_unauthorized_scope"),
+    ("session header", lambda p, t, j, u: {"X-Appwrite-Session": t}, 200, None),
+    ("cookie", lambda p, t, j, u: {"Cookie": f"a_session_{p.lower()}={t}"}, 200, None),
+    ("legacy cookie", lambda p, t, j, u: {"Cookie": f"other=1; a_session_{p.lower()}_legacy={t}"}, 200, None),
+    ("fallback cookies", lambda p, t, j, u: {"X-Fallback-Cookies": json.dumps({f"a_session_{p.lower()}": t})}, 200, None),
+    ("jwt", lambda p, t, j, u: {"X-Appwrite-JWT": j}, 200, None),
+    ("forged session", lambda p, t, j, u: {"X-Appwrite-Session": _forged(u)}, 401, "general_unauthorized_scope"),
+    ("garbage session", lambda p, t, j, u: {"X-Appwrite-Session": "%%%not-base64"}, 401, "general_unauthorized_scope"),
+    ("session of another user id", lambda p, t, j, u: {"X-Appwrite-Session": _swap_id(t)}, 401, "general_unauthorized_scope"),
+    ("malformed fallback", lambda p, t, j, u: {"X-Fallback-Cookies": "{nope"}, 401, "general_unauthorized_scope"),
+    ("invalid jwt", lambda p, t, j, u: {"X-Appwrite-JWT": j[:-4] + "AAAA"}, 401, "user_jwt_invalid"),
+    ("jwt and cookie", lambda p, t, j, u: {"X-Appwrite-JWT": j, "Cookie": f"a_session_{p.lower()}={t}"}, 403, "user_jwt_and_cookie_set"),
+    ("api key has no account scope", lambda p, t, j, u: {"X-Appwrite-Key": "KEY"}, 401, "general_unauthorized_scope"),
+    ("api key and session", lambda p, t, j, u: {"X-Appwrite-Key": "KEY", "X-Appwrite-Session": t}, 403, "user_api_key_and_session_set"),
+    ("unknown api key", lambda p, t, j, u: {"X-Appwrite-Key": "standard_nope"}, 401, "user_unauthorized"),
+]
+
+
+def _swap_id(token: str) -> str:
+    data = json.loads(base64.b64decode(token))
+    data["id"] = "someone-else"
+    return base64.b64encode(json.dumps(data).encode()).decode()
+
+
+@pytest.mark.parametrize("case", AUTH_CASES, ids=[c[0] for c in AUTH_CASES])
+def test_get_account_auth(signed_in, case):
+    api, user, token, jwt = signed_in
+    _, build, status, etype = case
+    headers = {k: (api.project.key if v == "KEY" else v) for k, v in build(api.project.id, token, jwt, user["$id"]).items()}
+    r = api.call("GET", "/account", headers=headers)
+    assert r.status_code == status, r.text
+    if etype:
+        assert r.json()["type"] == etype
+    else:
+        assert r.json()["$id"] == user["$id"]
+
+
+def test_guest_scope_message(api: Api):
+    r = api.call("GET", "/account")
+    assert r.json()["message"] == 'User (role: guests) missing scopes (["account"])'
+
+
+def test_expired_session_is_a_guest(signed_in, sql):
+    api, user, token, _ = signed_in
+    sql("UPDATE accounts_session SET expire = now() - interval '1 second' WHERE user_id = "
+        "(SELECT id FROM accounts_user WHERE uid = %s AND project_id = %s)", (user["$id"], api.project.pk))
+    r = api.call("GET", "/account", session=token)
+    assert r.status_code == 401 and r.json()["type"] == "general_unauthorized_scope"
+
+
+def test_expired_api_key(api: Api, sql):
+    sql("UPDATE projects_apikey SET expire = now() - interval '1 second' WHERE project_id = %s", (api.project.pk,))
+    r = api.call("GET", "/health", key=True)
+    assert r.status_code == 401 and r.json()["type"] == "project_key_expired"
+
+
+def test_jwt_dies_with_its_session(signed_in):
+    api, _, token, jwt = signed_in
+    assert api.call("DELETE", "/account/sessions/current", session=token).status_code == 204
+    r = api.call("GET", "/account", headers={"X-Appwrite-JWT": jwt})
+    assert r.status_code == 401 and r.json()["type"] == "user_jwt_invalid"
+
+
+def test_blocked_user(signed_in):
+    api, user, token, _ = signed_in
+    other = api.call("POST", "/account/sessions/email", json={"email": user["email"], "password": "password123"},
+                     key=True).json()["secret"]
+    r = api.call("PATCH", "/account/status", session=token)
+    assert r.status_code == 200 and r.json()["status"] is False
+    assert api.call("GET", "/account", session=other).status_code == 401  # all sessions were removed
+    login = api.call("POST", "/account/sessions/email", json={"email": user["email"], "password": "password123"})
+    assert login.status_code == 403 and login.json()["type"] == "user_blocked"
+
+
+def test_key_session_secret_is_a_working_token(api: Api):
+    user, token = api.signup()
+    assert token, "API-key callers get Session.secret"
+    assert api.call("GET", "/account", session=token).json()["$id"] == user["$id"]

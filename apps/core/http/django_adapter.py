@@ -24,6 +24,11 @@ from apps.core.runtime import ASYNC, SYNC, run_sync
 PREFIX = "/v1/"
 
 
+def is_v1(path: str) -> bool:
+    """True for ``/v1`` and everything under ``/v1/``."""
+    return path.startswith(PREFIX) or path == "/v1"
+
+
 class V1Middleware:
     sync_capable = True
     async_capable = True
@@ -37,14 +42,14 @@ class V1Middleware:
     def __call__(self, request):
         if self.is_async:
             return self._acall(request)
-        if not request.path_info.startswith(PREFIX):
+        if not is_v1(request.path_info):
             return self.get_response(request)
         ctx, early = _context(request, SYNC)
         response = early or run_sync(pipeline.handle(ctx))
         return _to_django(response, SYNC)
 
     async def _acall(self, request):
-        if not request.path_info.startswith(PREFIX):
+        if not is_v1(request.path_info):
             return await self.get_response(request)
         ctx, early = _context(request, ASYNC)
         response = early or await pipeline.handle(ctx)
@@ -58,7 +63,7 @@ def _context(request, mode: str) -> tuple[RequestContext, Response | None]:
     ctx = RequestContext(
         mode=mode,
         method=request.method,
-        path=request.path_info[len(PREFIX) - 1:],
+        path=request.path_info[len(PREFIX) - 1:] or "/",
         query=[],
         headers=headers,
         peer_ip=peer,

@@ -16,6 +16,8 @@ CASES = [
     ("health cache", "GET", "/health/cache", True, True, 200, None),
     ("unknown route", "GET", "/nope", True, False, 404, "general_route_not_found"),
     ("wrong method", "DELETE", "/ping", True, False, 404, "general_route_not_found"),
+    ("bare prefix", "GET", "", True, False, 404, "general_route_not_found"),
+    ("trailing slash", "GET", "/ping/", True, False, 404, "general_route_not_found"),
     ("openapi is public", "GET", "/openapi.json", False, False, 200, None),
 ]
 

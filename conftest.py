@@ -138,9 +138,17 @@ def wsgi_server(live_env):
     server.stop()
 
 
-@pytest.fixture(params=["asgi", "wsgi"])
+@pytest.fixture(scope="session")
+def lean_server(live_env):
+    server = start_server("asgi", {**live_env, "V1_ADAPTER": "lean"})
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["asgi", "wsgi", "lean"])
 def server(request) -> LiveServer:
-    """Each test using it runs once against the ASGI build and once against the WSGI build."""
+    """Each test using it runs against the ASGI build (Django handler), the WSGI build and the
+    ASGI build with the lean /v1 adapter: behaviour must be identical."""
     return request.getfixturevalue(f"{request.param}_server")
 
 

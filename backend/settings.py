@@ -210,6 +210,11 @@ MAX_REQUEST_BODY = _env_int("MAX_REQUEST_BODY", 5 * 1024 * 1024 + 256 * 1024, mi
 MAX_JSON_BODY = _env_int("MAX_JSON_BODY", 4 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY
 FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY
+# How ASGI serves /v1: "django" (Django's ASGI handler + the adapter middleware) or "lean"
+# (the lean ASGI adapter, no Django per-request machinery). WSGI always uses the middleware.
+V1_ADAPTER = _env("V1_ADAPTER", "django").lower()
+if V1_ADAPTER not in {"django", "lean"}:
+    raise ImproperlyConfigured(f"V1_ADAPTER must be 'django' or 'lean', got {V1_ADAPTER!r}")
 # Peers whose X-Forwarded-For is believed (the load balancer), as IPs or CIDR networks.
 TRUSTED_PROXIES = _env_list("TRUSTED_PROXIES", [])
 

@@ -45,8 +45,8 @@ def test_account_flow(server, project, sdk):
     assert isinstance(user, User) and user.email == email and user.status is True
     assert me.update_name(name="Grace").name == "Grace"
     updated = me.update_prefs(prefs={"theme": "dark", "size": 3})
-    assert updated.prefs.model_extra == {"theme": "dark", "size": 3}
-    assert me.get_prefs().model_extra == {"theme": "dark", "size": 3}
+    assert updated.prefs.data == {"theme": "dark", "size": 3}
+    assert me.get_prefs().data == {"theme": "dark", "size": 3}
     assert me.update_password(password="brand-new-pass", old_password=password).email == email
 
     sessions = me.list_sessions()

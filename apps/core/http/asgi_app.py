@@ -96,12 +96,22 @@ async def _lifespan(receive, send) -> None:
 
 
 def build_application(django_app, websocket_app=None):
-    """The process's ASGI app: http -> capped Django app, websocket -> ``websocket_app``."""
+    """The process's ASGI app: http -> capped Django app (or, with ``V1_ADAPTER=lean``, /v1
+    straight to the lean adapter), websocket -> ``websocket_app``."""
     http_app = body_limit(django_app, settings.MAX_REQUEST_BODY)
+    lean_app = None
+    if settings.V1_ADAPTER == "lean":
+        from apps.core.http.lean_asgi import serve_v1
+
+        lean_app = body_limit(serve_v1, settings.MAX_REQUEST_BODY)
 
     async def application(scope, receive, send):
         kind = scope["type"]
         if kind == "http":
+            if lean_app is not None:
+                path = scope["path"]
+                if path.startswith("/v1/") or path == "/v1":
+                    return await lean_app(scope, receive, send)
             return await http_app(scope, receive, send)
         if kind == "websocket":
             if websocket_app is None:

@@ -1,0 +1,123 @@
+"""The lean ASGI adapter: serves /v1 straight from the ASGI scope, without Django's handler.
+
+Django's ASGI handler costs two OS threads and several sync<->async hops per request
+(django-asgi-facts §1); the /v1 endpoints need none of it. This adapter builds the
+:class:`RequestContext` from the ASGI scope, runs the same pipeline as the Django adapter and
+writes the :class:`Response` back. Multipart bodies go through Django's own ``MultiPartParser``
+so both adapters parse uploads identically. Selected with ``V1_ADAPTER=lean``.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+
+from django.conf import settings
+from django.core.files.uploadhandler import MemoryFileUploadHandler, TemporaryFileUploadHandler
+from django.http.multipartparser import MultiPartParser, MultiPartParserError
+from django.utils.http import http_date
+
+from apps.core.errors import AppwriteError
+from apps.core.http import pipeline
+from apps.core.http.clientip import client_ip
+from apps.core.http.context import RequestContext, Response, UploadedPart
+from apps.core.http.params import parse_query
+from apps.core.runtime import ASYNC
+
+log = logging.getLogger("apps.core.http")
+
+
+def _headers(scope) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for raw_name, raw_value in scope.get("headers", ()):
+        name = raw_name.decode("latin-1").lower()
+        value = raw_value.decode("latin-1")
+        if name in out:
+            out[name] = out[name] + ("; " if name == "cookie" else ", ") + value
+        else:
+            out[name] = value
+    return out
+
+
+async def _read_body(receive) -> bytes | None:
+    """The whole body (the outer cap already bounds it), or ``None`` if the client left."""
+    parts = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        parts.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+def _parse_multipart(ctx: RequestContext, body: bytes) -> None:
+    meta = {"CONTENT_TYPE": ctx.headers.get("content-type", ""), "CONTENT_LENGTH": str(len(body))}
+    handlers = [MemoryFileUploadHandler(), TemporaryFileUploadHandler()]
+    try:
+        post, files = MultiPartParser(meta, io.BytesIO(body), handlers, "utf-8").parse()
+    except (MultiPartParserError, ValueError):
+        raise AppwriteError("general_bad_request", "The multipart body could not be parsed.") from None
+    ctx.form = [(k, v) for k, values in post.lists() for v in values]
+    ctx.files = {name: UploadedPart(f.name or "", f.content_type or "", f.size, f.file) for name, f in files.items()}
+
+
+def _cookie_header(c) -> bytes:
+    parts = [f"{c.name}={c.value}", f"expires={http_date(c.expires)}", f"Path={c.path}"]
+    if c.httponly:
+        parts.append("HttpOnly")
+    if c.secure:
+        parts.append("Secure")
+    if c.samesite:
+        parts.append(f"SameSite={c.samesite}")
+    return "; ".join(parts).encode("latin-1")
+
+
+async def _send_response(send, response: Response, head: bool) -> None:
+    headers = []
+    if response.content_type:
+        headers.append((b"content-type", response.content_type.encode("latin-1")))
+    for name, value in response.headers:
+        headers.append((name.lower().encode("latin-1"), str(value).encode("latin-1")))
+    for cookie in response.cookies:
+        headers.append((b"set-cookie", _cookie_header(cookie)))
+    if response.stream is None:
+        headers.append((b"content-length", str(len(response.body)).encode()))
+        await send({"type": "http.response.start", "status": response.status, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if head else response.body})
+        return
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    if not head:
+        async for chunk in response.stream:
+            if chunk:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def serve_v1(scope, receive, send) -> None:
+    """Serve one /v1 HTTP request (ASGI ``http`` scope whose path starts with ``/v1``)."""
+    headers = _headers(scope)
+    peer = (scope.get("client") or ("", 0))[0] or ""
+    path = scope["path"][3:] or "/"
+    ctx = RequestContext(mode=ASYNC, method=scope["method"], path=path, query=[], headers=headers,
+                         peer_ip=peer, scheme=scope.get("scheme", "http"))
+    ctx.client_ip = client_ip(peer, headers.get("x-forwarded-for"))
+    try:
+        ctx.query = parse_query(scope.get("query_string", b""))
+        body = await _read_body(receive)
+        if body is None:
+            return
+        if len(body) > settings.MAX_REQUEST_BODY:
+            raise AppwriteError("general_payload_too_large")
+        if ctx.content_type.split(";", 1)[0].strip().lower() == "multipart/form-data":
+            _parse_multipart(ctx, body)
+        else:
+            ctx.body = body
+    except AppwriteError as err:
+        response = pipeline.error_response(err)
+    else:
+        response = await pipeline.handle(ctx)
+    try:
+        await _send_response(send, response, scope["method"] == "HEAD")
+    except OSError:
+        log.info("client went away during %s %s", scope["method"], scope["path"])

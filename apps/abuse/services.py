@@ -108,13 +108,13 @@ def _resetter(ctx, rule: Rule, keys: list[str]) -> After:
 
 
 def counter_key(ctx, rule: Rule, parts: tuple[str, ...]) -> str:
-    """The store key of one counter: ``abuse:<project pk>:<rule>:<digest of the key parts>``.
+    """The store key of one counter: ``abuse:<project id>:<rule>:<digest of the key parts>``.
 
     The parts' values are hashed so that long emails or IPv6 addresses give short keys.
     """
     raw = "\x1f".join(f"{part}={_part_value(ctx, part)}" for part in parts)
     digest = hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    return f"abuse:{ctx.project['id']}:{rule.name}:{digest}"
+    return f"abuse:{ctx.project['uid']}:{rule.name}:{digest}"
 
 
 def _part_value(ctx, part: str) -> str:

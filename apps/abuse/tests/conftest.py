@@ -77,6 +77,16 @@ def private_redis():
     r.stop()
 
 
+def cookieless(server: LiveServer, project) -> Api:
+    """An :class:`Api` whose HTTP session keeps no cookies, so a session created by one call
+    does not ride along on the next (session-creating routes refuse signed-in callers)."""
+    from http.cookiejar import DefaultCookiePolicy
+
+    api = Api(server, project)
+    api.http.cookies.set_policy(DefaultCookiePolicy(allowed_domains=[]))
+    return api
+
+
 # --- one request per rule ----------------------------------------------------------------------
 # ``setup(api) -> state`` prepares what the call needs (a user, a session) without touching the
 # rule's own budget; ``call(api, state) -> response`` makes one request that the rule counts;

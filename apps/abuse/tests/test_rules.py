@@ -135,7 +135,7 @@ def test_chunk_index(header, index):
 
 
 def _ctx(**kw):
-    base = dict(project={"id": 7}, endpoint=SimpleNamespace(path="/account/sessions/email"), client_ip="10.0.0.1",
+    base = dict(project={"uid": "p7"}, endpoint=SimpleNamespace(path="/account/sessions/email"), client_ip="10.0.0.1",
                 auth=Auth(), method="POST", raw_params={}, headers={})
     base.update(kw)
     return SimpleNamespace(**base)
@@ -147,7 +147,7 @@ KEYS = [
     ("different emails", {"raw_params": {"email": "a@x.io"}}, {"raw_params": {"email": "b@x.io"}}, False),
     ("missing email vs empty", {"raw_params": {}}, {"raw_params": {"email": ""}}, True),
     ("ip ignored by the email rule", {"client_ip": "1.1.1.1"}, {"client_ip": "2.2.2.2"}, True),
-    ("projects are separate", {"project": {"id": 1}}, {"project": {"id": 2}}, False),
+    ("projects are separate", {"project": {"uid": "a"}}, {"project": {"uid": "b"}}, False),
 ]
 
 

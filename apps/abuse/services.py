@@ -39,6 +39,7 @@ from django.conf import settings
 
 from apps.abuse.rules import CHUNK_ID, EMAIL, IP, METHOD, URL, USER_ID, Rule, rule_get
 from apps.core.errors import AppwriteError
+from apps.core.kv import KVUnavailable
 
 log = logging.getLogger("apps.abuse")
 
@@ -114,7 +115,7 @@ def counter_key(ctx, rule: Rule, parts: tuple[str, ...]) -> str:
     """
     raw = "\x1f".join(f"{part}={_part_value(ctx, part)}" for part in parts)
     digest = hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    return f"abuse:{ctx.project['uid']}:{rule.name}:{digest}"
+    return f"abuse:{ctx.project_id}:{rule.name}:{digest}"
 
 
 def _part_value(ctx, part: str) -> str:
@@ -182,6 +183,7 @@ class _StoreHealth:
                 "abuse: key-value store unavailable (%s); %d check(s) affected since the last report; "
                 "fail-closed rules answer 503, the others let requests through (last rule: %s)",
                 self.error, self.unlogged, rule.name,
+                exc_info=None if isinstance(exc, (KVUnavailable, _Skipped)) else exc,  # a bug: show it
             )
             self.last_log, self.unlogged, self.reported = now, 0, True
 

@@ -6,6 +6,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 import uuid
 from types import SimpleNamespace
 
@@ -135,7 +136,7 @@ def test_chunk_index(header, index):
 
 
 def _ctx(**kw):
-    base = dict(project={"uid": "p7"}, endpoint=SimpleNamespace(path="/account/sessions/email"), client_ip="10.0.0.1",
+    base = dict(project_id="p7", endpoint=SimpleNamespace(path="/account/sessions/email"), client_ip="10.0.0.1",
                 auth=Auth(), method="POST", raw_params={}, headers={})
     base.update(kw)
     return SimpleNamespace(**base)
@@ -147,7 +148,7 @@ KEYS = [
     ("different emails", {"raw_params": {"email": "a@x.io"}}, {"raw_params": {"email": "b@x.io"}}, False),
     ("missing email vs empty", {"raw_params": {}}, {"raw_params": {"email": ""}}, True),
     ("ip ignored by the email rule", {"client_ip": "1.1.1.1"}, {"client_ip": "2.2.2.2"}, True),
-    ("projects are separate", {"project": {"uid": "a"}}, {"project": {"uid": "b"}}, False),
+    ("projects are separate", {"project_id": "a"}, {"project_id": "b"}, False),
 ]
 
 
@@ -215,3 +216,25 @@ def test_redis_async_concurrent_hits_are_exact(redis_url):
         return sorted(r[0][0] for r in results)
 
     assert asyncio.run(main()) == list(range(1, 201))
+
+
+def test_store_health_pauses_and_logs_once_per_interval(settings, caplog):
+    """After a store error the check skips the store for ABUSE_KV_RETRY_SECONDS; warnings are
+    rate-limited; recovery is logged once."""
+    from apps.abuse.services import _StoreHealth
+
+    settings.ABUSE_KV_RETRY_SECONDS = 0.2
+    settings.ABUSE_LOG_INTERVAL = 3600
+    rule = rules.DEFAULT_RULES["account.create"]
+    health = _StoreHealth()
+    with caplog.at_level("WARNING", logger="apps.abuse"):
+        for _ in range(50):
+            health.failed(kv.KVUnavailable("refused"), rule)
+        assert health.skipping()
+        time.sleep(0.25)
+        assert not health.skipping()
+        health.succeeded()
+        health.succeeded()
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2 and "unavailable" in lines[0] and "refused" in lines[0]
+    assert "reachable again" in lines[1]

@@ -22,12 +22,19 @@ def test_rule_works_again_after_the_window(dedicated, project, kind, rule):
     api = cookieless(dedicated(kind, ABUSE_LIMITS=SHORT), project)
     setup, call, ok = RULE_CALLS[rule]
     state = setup(api)
-    for _ in range(2):
-        assert call(api, state).status_code == ok
-    refused = call(api, state)
-    assert_limited(refused, 2)
-    assert int(refused.headers["Retry-After"]) <= WINDOW
-    time.sleep(max(int(refused.headers["X-RateLimit-Reset"]) - time.time(), 0) + 0.3)
+    # On a loaded machine the 2-second window may run out mid-sequence; then the window simply
+    # restarts, so call until the first 429 and check the two calls just before it.
+    seen = []
+    while len(seen) < 8:
+        r = call(api, state)
+        if r.status_code == 429:
+            break
+        assert r.status_code == ok, r.text
+        seen.append(r.headers["X-RateLimit-Remaining"])
+    assert seen[-2:] == ["1", "0"], seen
+    assert_limited(r, 2)
+    assert int(r.headers["Retry-After"]) <= WINDOW
+    time.sleep(max(int(r.headers["X-RateLimit-Reset"]) - time.time(), 0) + 0.3)
     again = call(api, state)
     assert again.status_code == ok, again.text
     assert again.headers["X-RateLimit-Remaining"] == "1"

@@ -40,16 +40,18 @@ def test_rule_works_again_after_the_window(dedicated, project, kind, rule):
     assert again.headers["X-RateLimit-Remaining"] == "1"
 
 
-def test_multiplier_scales_the_defaults(dedicated, project):
-    api = cookieless(dedicated("asgi", ABUSE_LIMIT_MULTIPLIER="0.2"), project)
+@pytest.mark.parametrize("kind", KINDS)
+def test_multiplier_scales_the_defaults(dedicated, project, kind):
+    api = cookieless(dedicated(kind, ABUSE_LIMIT_MULTIPLIER="0.2"), project)
     r = RULE_CALLS["account.session.anonymous"][1](api, {})
     assert r.status_code == 201 and r.headers["X-RateLimit-Limit"] == "10"  # 50 x 0.2
     r = RULE_CALLS["account.create"][1](api, {})
     assert r.headers["X-RateLimit-Limit"] == "2"
 
 
-def test_limit_zero_turns_a_rule_off(dedicated, project):
-    api = cookieless(dedicated("asgi", ABUSE_LIMITS={"account.create": 0}), project)
+@pytest.mark.parametrize("kind", KINDS)
+def test_limit_zero_turns_a_rule_off(dedicated, project, kind):
+    api = cookieless(dedicated(kind, ABUSE_LIMITS={"account.create": 0}), project)
     for _ in range(12):
         r = RULE_CALLS["account.create"][1](api, {})
         assert r.status_code == 201 and "X-RateLimit-Limit" not in r.headers

@@ -56,10 +56,12 @@ class LiveServer:
 
 
 SERVER_COMMANDS = {
-    # One ASGI process, as in the compose `api` service.
+    # One ASGI process, as in the compose `api` service. --no-proxy-headers: uvicorn would otherwise
+    # rewrite the client address from X-Forwarded-For for peers on 127.0.0.1; TRUSTED_PROXIES
+    # (apps/core/http/clientip.py) is the one place that decides whom to believe.
     "asgi": lambda port: [sys.executable, "-m", "uvicorn", "backend.asgi:application", "--host", "127.0.0.1",
                           "--port", str(port), "--no-access-log", "--loop", "uvloop", "--http", "httptools",
-                          "--lifespan", "on", "--timeout-graceful-shutdown", "10"],
+                          "--lifespan", "on", "--timeout-graceful-shutdown", "10", "--no-proxy-headers"],
     # The WSGI baseline: gunicorn sync workers.
     "wsgi": lambda port: [sys.executable, "-m", "gunicorn", "backend.wsgi:application", "--bind",
                           f"127.0.0.1:{port}", "--workers", "2", "--timeout", "60", "--graceful-timeout", "10"],

@@ -45,14 +45,36 @@ class KV:
         """
         raise NotImplementedError
 
+    async def hit_windows(self, keys: list[str], window: int, add: int = 1) -> list[tuple[int, int]]:  # pragma: no cover
+        """Fixed-window counters, atomically, in one round trip: add ``add`` to each key (``0`` =
+        only read), starting a ``window``-second expiry on a key that has none.
+
+        Returns one ``(count, milliseconds until the window ends)`` per key; a missing key read
+        with ``add=0`` is ``(0, window * 1000)``.
+        """
+        raise NotImplementedError
+
     async def close(self) -> None:
         """Release pooled connections."""
 
 
 class Memory(KV):
+    # Expired keys are dropped when read, and by a sweep every SWEEP_EVERY writes, so keys
+    # written once (e.g. one counter per client IP) do not pile up.
+    SWEEP_EVERY = 4096
+
     def __init__(self):
         self._data: dict[str, tuple[bytes, float | None]] = {}
         self._lock = threading.Lock()
+        self._writes = 0
+
+    def _wrote(self, now: float) -> None:
+        self._writes += 1
+        if self._writes >= self.SWEEP_EVERY:
+            self._writes = 0
+            dead = [k for k, (_, exp) in self._data.items() if exp is not None and exp <= now]
+            for k in dead:
+                del self._data[k]
 
     def _live(self, key: str, now: float):
         item = self._data.get(key)
@@ -71,8 +93,10 @@ class Memory(KV):
 
     async def set(self, key, value, ttl=None):
         data = value.encode() if isinstance(value, str) else value
+        now = time.monotonic()
         with self._lock:
-            self._data[key] = (data, None if ttl is None else time.monotonic() + ttl)
+            self._data[key] = (data, None if ttl is None else now + ttl)
+            self._wrote(now)
 
     async def delete(self, *keys):
         with self._lock:
@@ -88,7 +112,25 @@ class Memory(KV):
             else:
                 count, expires = int(item[0]) + 1, item[1]
             self._data[key] = (str(count).encode(), expires)
+            self._wrote(now)
             return count, max(1, int(round(expires - now)))
+
+    async def hit_windows(self, keys, window, add=1):
+        now = time.monotonic()
+        out = []
+        with self._lock:
+            for key in keys:
+                item = self._live(key, now)
+                count, expires = (0, now + window) if item is None else (int(item[0]), item[1])
+                if expires is None:
+                    expires = now + window
+                if add:
+                    count += add
+                    self._data[key] = (str(count).encode(), expires)
+                    self._wrote(now)
+                left = window * 1000 if item is None else max(0, int((expires - now) * 1000))
+                out.append((count, left))
+        return out
 
 
 _INCR_WINDOW = """
@@ -97,6 +139,38 @@ local t = redis.call('TTL', KEYS[1])
 if t < 0 then redis.call('EXPIRE', KEYS[1], ARGV[1]); t = tonumber(ARGV[1]) end
 return {c, t}
 """
+
+
+# KEYS: the counters; ARGV[1]: amount to add (0 = read only); ARGV[2]: window in ms.
+# INCRBY and PEXPIRE run in one script, so no key is ever left without a TTL and concurrent hits
+# are serialised by Redis (django-asgi-facts §3: never GET-then-SET).
+_HIT_WINDOWS = """
+local add = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local out = {}
+for i, key in ipairs(KEYS) do
+  local count
+  if add > 0 then
+    count = redis.call('INCRBY', key, add)
+  else
+    count = tonumber(redis.call('GET', key) or '0')
+  end
+  local left = redis.call('PTTL', key)
+  if left == -1 then
+    redis.call('PEXPIRE', key, window)
+    left = window
+  elseif left < 0 then
+    left = window
+  end
+  out[#out + 1] = count
+  out[#out + 1] = left
+end
+return out
+"""
+
+
+def _pairs(flat) -> list[tuple[int, int]]:
+    return [(int(flat[i]), int(flat[i + 1])) for i in range(0, len(flat), 2)]
 
 
 class RedisAsync(KV):
@@ -112,6 +186,7 @@ class RedisAsync(KV):
         )
         self._client = aredis.Redis(connection_pool=self._pool)
         self._incr = self._client.register_script(_INCR_WINDOW)
+        self._hits = self._client.register_script(_HIT_WINDOWS)
 
     async def _call(self, coro):
         import redis
@@ -138,6 +213,9 @@ class RedisAsync(KV):
         count, left = await self._call(self._incr(keys=[key], args=[ttl]))
         return int(count), int(left)
 
+    async def hit_windows(self, keys, window, add=1):
+        return _pairs(await self._call(self._hits(keys=list(keys), args=[add, window * 1000])))
+
     async def close(self):
         await self._client.aclose()
         await self._pool.disconnect()
@@ -156,6 +234,7 @@ class RedisSync(KV):
         )
         self._client = redis.Redis(connection_pool=self._pool)
         self._incr = self._client.register_script(_INCR_WINDOW)
+        self._hits = self._client.register_script(_HIT_WINDOWS)
 
     def _call(self, fn, *args, **kwargs):
         import redis
@@ -181,6 +260,9 @@ class RedisSync(KV):
     async def incr_window(self, key, ttl):
         count, left = self._call(self._incr, keys=[key], args=[ttl])
         return int(count), int(left)
+
+    async def hit_windows(self, keys, window, add=1):
+        return _pairs(self._call(self._hits, keys=list(keys), args=[add, window * 1000]))
 
     async def close(self):
         self._pool.disconnect()

@@ -109,6 +109,9 @@ def _to_django(response: Response, mode: str):
         out = HttpResponse(response.body, status=response.status, content_type=response.content_type)
     for name, value in response.headers:
         out.headers[name] = value
+    # The pipeline logs its own failures (with the request id); without this Django's handler
+    # would add one django.request line per 5xx answer, e.g. per 503 while Redis is down.
+    out._has_been_logged = True
     for c in response.cookies:
         out.set_cookie(
             c.name, c.value, expires=_http_date(c.expires), path=c.path,

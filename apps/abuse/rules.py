@@ -1,0 +1,151 @@
+"""The abuse rule table: Appwrite's per-route rate limits, in one place (contract §10).
+
+Source: Appwrite 1.9.6 ``app/controllers/shared/api.php`` (how a rule is applied: key
+placeholders, ``X-RateLimit-*`` headers, exemptions, ``abuse-reset``) and the ``abuse-limit`` /
+``abuse-time`` / ``abuse-key`` labels on each route (``app/controllers/api/account.php``, the
+``Databases``/``TablesDB``/``Storage`` modules). Limits are requests per window; windows are
+seconds. An endpoint opts in by naming a rule: ``Endpoint(..., abuse="account.create")``.
+
+Rule names (limit / window, counter key, fail mode when the key-value store is down):
+
+=========================== ============ ===================================== ======
+name                        limit/window key parts                             fail
+=========================== ============ ===================================== ======
+account.create              10 / 3600 s  url, ip                               open
+account.session.email       10 / 3600 s  url, email (cleared by a 201)         closed
+account.session.anonymous   50 / 3600 s  ip                                    open
+account.session.update      10 / 3600 s  url, ip                               open
+account.sessions.delete     100 / 3600 s url, ip                               open
+account.jwt                 120 / 60 s   url, userId                           open
+account.password            10 / 3600 s  url, ip                               closed
+rows.create                 120 / 60 s   ip, method, url, userId               open
+rows.update                 120 / 60 s   ip, method, url, userId               open
+rows.upsert                 120 / 60 s   ip, method, url, userId               open
+rows.delete                 60 / 60 s    ip, method, url, userId               open
+documents.create            120 / 60 s   ip, method, url, userId               open
+documents.update            120 / 60 s   ip, method, url, userId               open
+documents.upsert            120 / 60 s   ip, method, url, userId               open
+documents.delete            60 / 60 s    ip, method, url, userId               open
+files.create                60 / 60 s    ip, method, url, userId, chunkId      open
+files.delete                60 / 60 s    ip, method, url, userId               open
+=========================== ============ ===================================== ======
+
+Key parts: ``url`` = ``/v1`` + the endpoint's route pattern (``/v1/account/sessions/{sessionId}``,
+so one budget covers every id; Appwrite also prepends the Host header, which a client controls,
+so we leave it out), ``ip`` = the client IP (trusted-proxy aware), ``userId`` = the signed-in
+user's id (empty for guests and keys), ``method`` = the HTTP method, ``email`` = the ``email``
+parameter, trimmed and lower-cased, ``chunkId`` = the upload chunk index from ``Content-Range``
+(``start // 5 MiB``, 0 without the header). Every counter is also scoped to the project,
+as Appwrite keeps its counters in each project's database.
+
+Overrides (``backend/settings.py``): ``ABUSE_LIMIT_MULTIPLIER`` scales every default limit;
+``ABUSE_LIMITS`` (JSON) sets ``limit`` / ``window`` / ``fail`` per rule name and wins over the
+multiplier. A limit of 0 turns a rule off (no counting, no headers), as in Appwrite.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from functools import cache
+
+URL, IP, USER_ID, METHOD, EMAIL, CHUNK_ID = "url", "ip", "userId", "method", "email", "chunkId"
+KEY_PARTS = frozenset({URL, IP, USER_ID, METHOD, EMAIL, CHUNK_ID})
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rate limit.
+
+    ``limit`` requests per ``window`` seconds (0 = unlimited) for each counter; ``keys`` lists the
+    counters, each a tuple of key parts (Appwrite allows several ``abuse-key`` labels; the
+    tightest one is reported). ``reset_on`` holds response statuses that clear the counters
+    (Appwrite's ``abuse-reset``). ``fail_closed`` refuses the request (503) when the counters
+    cannot be reached; otherwise it is let through. ``routes`` are the routes the rule is
+    written for (documentation; the ``url`` part comes from the endpoint that names the rule).
+    """
+
+    name: str
+    limit: int
+    window: int
+    keys: tuple[tuple[str, ...], ...]
+    routes: tuple[str, ...]
+    reset_on: frozenset[int] = frozenset()
+    fail_closed: bool = False
+
+
+_HOUR, _MINUTE = 3600, 60
+_ROWS = "/v1/tablesdb/{databaseId}/tables/{tableId}/rows"
+_DOCS = "/v1/databases/{databaseId}/collections/{collectionId}/documents"
+_FILES = "/v1/storage/buckets/{bucketId}/files"
+_WRITE_KEY = ((IP, METHOD, URL, USER_ID),)
+
+
+def _table() -> list[Rule]:
+    account = [
+        Rule("account.create", 10, _HOUR, ((URL, IP),), ("POST /v1/account",)),
+        # Password guessing: one budget per target email whatever the IP; a good login clears it.
+        Rule("account.session.email", 10, _HOUR, ((URL, EMAIL),),
+             ("POST /v1/account/sessions/email",), reset_on=frozenset({201}), fail_closed=True),
+        Rule("account.session.anonymous", 50, _HOUR, ((IP,),), ("POST /v1/account/sessions/anonymous",)),
+        Rule("account.session.update", 10, _HOUR, ((URL, IP),), ("PATCH /v1/account/sessions/{sessionId}",)),
+        Rule("account.sessions.delete", 100, _HOUR, ((URL, IP),),
+             ("DELETE /v1/account/sessions", "DELETE /v1/account/sessions/{sessionId}")),
+        Rule("account.jwt", 120, _MINUTE, ((URL, USER_ID),), ("POST /v1/account/jwts",)),
+        # Checks the old password: a guessing oracle for whoever holds a stolen session.
+        Rule("account.password", 10, _HOUR, ((URL, IP),), ("PATCH /v1/account/password",), fail_closed=True),
+    ]
+    data = []
+    for family, base, item in (("rows", _ROWS, "{rowId}"), ("documents", _DOCS, "{documentId}")):
+        data += [
+            Rule(f"{family}.create", 120, _MINUTE, _WRITE_KEY, (f"POST {base}",)),
+            Rule(f"{family}.update", 120, _MINUTE, _WRITE_KEY, (f"PATCH {base}/{item}", f"PATCH {base}")),
+            Rule(f"{family}.upsert", 120, _MINUTE, _WRITE_KEY, (f"PUT {base}/{item}", f"PUT {base}")),
+            Rule(f"{family}.delete", 60, _MINUTE, _WRITE_KEY, (f"DELETE {base}/{item}", f"DELETE {base}")),
+        ]
+    files = [
+        Rule("files.create", 60, _MINUTE, ((IP, METHOD, URL, USER_ID, CHUNK_ID),), (f"POST {_FILES}",)),
+        Rule("files.delete", 60, _MINUTE, _WRITE_KEY, (f"DELETE {_FILES}/{{fileId}}",)),
+    ]
+    return account + data + files
+
+
+DEFAULT_RULES: dict[str, Rule] = {rule.name: rule for rule in _table()}
+
+
+def apply_overrides(defaults: dict[str, Rule], multiplier: float, overrides: dict[str, dict]) -> dict[str, Rule]:
+    """``defaults`` with every limit times ``multiplier`` (rounded up, at least 1; 0 stays 0),
+    then the per-rule ``overrides`` (``{name: {"limit"?, "window"?, "fail"?}}``) taken as given.
+
+    Raises ``KeyError`` naming an override for a rule that does not exist.
+    """
+    unknown = sorted(set(overrides) - set(defaults))
+    if unknown:
+        raise KeyError(f"unknown abuse rule(s) {unknown}; known: {sorted(defaults)}")
+    out = {}
+    for name, rule in defaults.items():
+        if multiplier != 1.0 and rule.limit:
+            rule = replace(rule, limit=max(1, math.ceil(rule.limit * multiplier)))
+        o = overrides.get(name)
+        if o:
+            rule = replace(
+                rule,
+                limit=o.get("limit", rule.limit),
+                window=o.get("window", rule.window),
+                fail_closed=o["fail"] == "closed" if "fail" in o else rule.fail_closed,
+            )
+        out[name] = rule
+    return out
+
+
+@cache
+def active_rules() -> dict[str, Rule]:
+    """The table in force: :data:`DEFAULT_RULES` with the settings' overrides (built once)."""
+    from django.conf import settings
+
+    return apply_overrides(DEFAULT_RULES, settings.ABUSE_LIMIT_MULTIPLIER, settings.ABUSE_LIMITS)
+
+
+def rule_get(name: str) -> Rule:
+    """The active rule called ``name``; raises ``KeyError`` for an unknown name."""
+    return active_rules()[name]

@@ -57,11 +57,11 @@ def parse_range(header: str, size: int) -> tuple[int, int] | None:
         n = min(n, size)
         return size - n, n
     start = int(first)
-    end = int(last) if last else size - 1
-    if end < start:
+    if last and int(last) < start:
         return None  # syntactically invalid: RFC 9110 says ignore the header
     if start >= size:
         raise ValueError("range starts past the end")
+    end = int(last) if last else size - 1
     end = min(end, size - 1)
     return start, end - start + 1
 

@@ -42,6 +42,9 @@ class BucketFields(Strict):
     encryption: bool = True
     antivirus: bool = True
     transformations: bool = True
+    # Sent by SDK 27, newer than the server version we follow (contract header): accepted, ignored.
+    description: Annotated[str, StringConstraints(max_length=1024)] = ""
+    stripMetadata: bool = False
 
 
 class BucketCreate(BucketFields):

@@ -37,10 +37,14 @@ async def file_view(ctx):
 
 
 async def file_preview(ctx):
-    """A transformed image. Non-image files answer 400 ``storage_file_type_unsupported`` and
-    images over ``STORAGE_PREVIEW_MAX_SIZE`` 400 ``storage_invalid_file_size`` (README)."""
+    """A transformed image. Buckets with ``transformations`` off answer 403
+    ``storage_bucket_transformations_disabled`` (API keys excepted, as in Appwrite); non-image
+    files 400 ``storage_file_type_unsupported``; images over ``STORAGE_PREVIEW_MAX_SIZE`` 400
+    ``storage_invalid_file_size`` (README "Storage")."""
     p = ctx.params
-    _, file = await readable_file(ctx, ready=True)
+    bucket, file = await readable_file(ctx, ready=True)
+    if not bucket["transformations"] and not ctx.auth.is_key:
+        raise AppwriteError("storage_bucket_transformations_disabled")
     if file["mime_type"] not in preview.PREVIEWABLE:
         raise AppwriteError("storage_file_type_unsupported", "Previews are available for image files only.")
     if int(file["size_actual"]) > settings.STORAGE_PREVIEW_MAX_SIZE:

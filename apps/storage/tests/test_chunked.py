@@ -149,3 +149,26 @@ def test_cleanupuploads_removes_abandoned_uploads(api, live_env, blob, sql):
     assert not os.path.exists(part_dir)
     r = api.call("GET", f"/storage/buckets/{b['$id']}/files/{fid}", key=True)
     assert r.status_code == 404
+
+
+def test_abandoned_uploads_are_cleaned_up_opportunistically(live_env, project, tmp_path_factory, blob):
+    """With STORAGE_UPLOAD_EXPIRY=1 and STORAGE_CLEANUP_INTERVAL=1, starting a new upload
+    removes one idle for more than a second (ASGI server of its own)."""
+    import time
+
+    from conftest import Api, start_server
+
+    env = {**live_env, "STORAGE_ROOT": str(tmp_path_factory.mktemp("cleanup")), "STORAGE_UPLOAD_EXPIRY": "1",
+           "STORAGE_CLEANUP_INTERVAL": "1"}
+    server = start_server("asgi", env)
+    try:
+        api = Api(server, project)
+        b = make_bucket(api, maximumFileSize=50_000_000)
+        assert upload_chunk(api, b["$id"], blob, 0, "old.bin", "old").status_code == 201
+        time.sleep(2.2)
+        assert upload_chunk(api, b["$id"], blob, 0, "new.bin", "new").status_code == 201
+        assert api.call("GET", f"/storage/buckets/{b['$id']}/files/old", key=True).status_code == 404
+        assert api.call("GET", f"/storage/buckets/{b['$id']}/files/new", key=True).status_code == 200
+        assert os.listdir(os.path.join(env["STORAGE_ROOT"], ".uploads")) != []
+    finally:
+        server.stop()

@@ -148,3 +148,22 @@ def test_preview_of_non_image_is_a_clear_error(api):
     broken = upload(api, b["$id"], b"\x89PNG\r\n\x1a\n" + b"garbage" * 10, name="b.png").json()
     r = api.call("GET", f"/storage/buckets/{b['$id']}/files/{broken['$id']}/preview", key=True)
     assert r.status_code == 403 and r.json()["type"] == "storage_invalid_file"
+
+
+def test_preview_needs_transformations_for_non_keys(api):
+    b = make_bucket(api, transformations=False)
+    f = upload(api, b["$id"], _image("PNG"), name="a.png").json()
+    path = f"/storage/buckets/{b['$id']}/files/{f['$id']}/preview"
+    r = api.call("GET", path)
+    assert r.status_code == 403 and r.json()["type"] == "storage_bucket_transformations_disabled"
+    assert api.call("GET", path, key=True).status_code == 200
+    assert api.call("GET", path.replace("/preview", "/view")).status_code == 200
+
+
+def test_web_sdk_permission_fields(api, bucket):
+    """The web SDK repeats ``permissions[]`` (contract §9)."""
+    r = api.call("POST", f"/storage/buckets/{bucket['$id']}/files",
+                 data=[("fileId", "unique()"), ("permissions[]", 'read("any")'), ("permissions[]", 'update("any")')],
+                 files={"file": ("w.txt", io.BytesIO(b"web"), "text/plain")}, key=True)
+    assert r.status_code == 201, r.text
+    assert r.json()["$permissions"] == ['read("any")', 'update("any")']

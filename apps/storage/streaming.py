@@ -36,7 +36,10 @@ class FileStream:
                     return
                 yield piece
         finally:
-            pieces.close()
+            try:
+                pieces.close()
+            except ValueError:  # a cancelled read (client gone) still runs in the executor;
+                pass  # the generator and its file are closed when it is collected
 
 
 def parse_range(header: str, size: int) -> tuple[int, int] | None:

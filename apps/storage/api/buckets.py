@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from apps.core import permissions as perms
+from apps.core.db import as_json
 from apps.core.http.context import json_response, no_content
 from apps.core.ids import resolve_id
 from apps.storage import selectors
@@ -44,8 +45,13 @@ async def bucket_get(ctx):
 
 
 async def bucket_update(ctx):
+    """PUT semantics as in Appwrite: omitted settings return to their defaults, except
+    ``permissions``, which are kept when omitted."""
     p = ctx.params
-    row = await services.bucket_update(ctx, bucket_uid=p.bucketId, **_fields(p))
+    fields = _fields(p)
+    if p.permissions is None:
+        fields["permissions"] = as_json((await selectors.bucket_get(ctx, bucket_uid=p.bucketId))["permissions"]) or []
+    row = await services.bucket_update(ctx, bucket_uid=p.bucketId, **fields)
     return json_response(bucket_model(row))
 
 

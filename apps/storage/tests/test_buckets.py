@@ -52,6 +52,10 @@ def test_bucket_crud_and_errors(api):
     assert got["name"] == "first" and got["totalSize"] == 0
     r = api.call("PUT", f"/storage/buckets/{bid}", json={"name": "renamed", "maximumFileSize": 10}, key=True)
     assert r.status_code == 200 and r.json()["name"] == "renamed" and r.json()["maximumFileSize"] == 10
+    assert r.json()["$permissions"] == b["$permissions"]  # kept when omitted
+    r = api.call("PUT", f"/storage/buckets/{bid}", json={"name": "renamed", "maximumFileSize": 10,
+                                                          "permissions": []}, key=True)
+    assert r.json()["$permissions"] == []
     listed = api.call("GET", "/storage/buckets", params={"search": "renam"}, key=True).json()
     assert [x["$id"] for x in listed["buckets"]] == [bid] and listed["total"] == 1
     q = '{"method":"equal","attribute":"name","values":["renamed"]}'

@@ -167,3 +167,12 @@ def test_web_sdk_permission_fields(api, bucket):
                  files={"file": ("w.txt", io.BytesIO(b"web"), "text/plain")}, key=True)
     assert r.status_code == 201, r.text
     assert r.json()["$permissions"] == ['read("any")', 'update("any")']
+
+
+def test_head_sends_headers_only(api, stored):
+    path, _ = stored
+    r = api.call("HEAD", f"{path}/download", key=True)
+    assert r.status_code == 200 and r.content == b""
+    assert r.headers["Content-Length"] == str(len(DATA)) and r.headers["Accept-Ranges"] == "bytes"
+    r = api.call("HEAD", f"{path}/view", headers={"Range": "bytes=0-9"}, key=True)
+    assert r.status_code == 206 and r.headers["Content-Range"] == "bytes 0-9/100000"

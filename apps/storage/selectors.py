@@ -6,6 +6,8 @@ also shows pending uploads so clients can resume them (contract §9.1).
 
 from __future__ import annotations
 
+from apps.core import permissions as perms
+from apps.core.db import as_json
 from apps.core.errors import AppwriteError
 from apps.storage.querysql import Plan, like_escape, plan
 
@@ -129,3 +131,22 @@ async def _page(ctx, table: str, select: str, where: list[str], params: list, p:
     if reverse:
         rows.reverse()
     return total, rows
+
+
+def can_read_file(auth, bucket: dict, file_permissions: list[str]) -> bool:
+    """True when ``auth`` may read a file: the bucket grants ``read``, or the bucket has
+    ``fileSecurity`` and the file's own permissions grant it (contract §7). The REST reads and
+    the realtime delivery check (design.md, Dependencies) share this rule."""
+    if perms.allows(auth, as_json(bucket["permissions"]) or [], "read"):
+        return True
+    return bool(bucket["file_security"]) and perms.allows(auth, file_permissions, "read")
+
+
+async def bucket_for_event(db, *, project_uid: str, bucket_uid: str) -> dict | None:
+    """The bucket row named by a file event (``WriteEvent.ids["bucketId"]``), or ``None``; for
+    the realtime app, which has no request context."""
+    return await db.fetchone(
+        "SELECT b.* FROM storage_bucket b JOIN projects_project p ON p.id = b.project_id "
+        "WHERE p.uid = %s AND b.uid = %s",
+        (project_uid, bucket_uid),
+    )

@@ -78,7 +78,7 @@ async def readable_file(ctx, *, ready: bool) -> tuple[dict, dict]:
     if not bucket_read and not bucket["file_security"]:
         raise AppwriteError("user_unauthorized")
     file = await selectors.file_get(ctx, bucket=bucket, file_uid=p.fileId)
-    if not bucket_read and not perms.allows(ctx.auth, as_json(file["permissions"]) or [], "read"):
+    if not bucket_read and not selectors.can_read_file(ctx.auth, bucket, as_json(file["permissions"]) or []):
         raise AppwriteError("storage_file_not_found")
     if ready and file["status"] != "ready":
         raise AppwriteError("storage_file_not_found")

@@ -108,8 +108,9 @@ def django_db_setup(django_test_environment, django_db_blocker):
 
 
 @pytest.fixture(scope="session")
-def live_env(django_db_setup, django_db_blocker) -> dict[str, str]:
-    """Environment for server processes: the pytest-django test database, same Redis."""
+def live_env(django_db_setup, django_db_blocker, tmp_path_factory) -> dict[str, str]:
+    """Environment for server processes: the pytest-django test database, same Redis, and a
+    temporary STORAGE_ROOT (file bytes never land in the repository)."""
     from django.conf import settings
     from django.db import connection
 
@@ -122,6 +123,8 @@ def live_env(django_db_setup, django_db_blocker) -> dict[str, str]:
     else:
         env["SQLITE_PATH"] = name
     env.setdefault("DB_POOL_MIN_SIZE", "1")
+    env["STORAGE_ROOT"] = str(tmp_path_factory.mktemp("storage"))
+    env.pop("STORAGE_UPLOAD_DIR", None)
     env["PYTHONUNBUFFERED"] = "1"
     return env
 

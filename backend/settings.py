@@ -99,6 +99,7 @@ INSTALLED_APPS = [
     "apps.projects",
     "apps.accounts",
     "apps.abuse",
+    "apps.storage",
 ]
 
 # The /v1 adapter is outermost: on /v1 the admin's middleware below it never runs.
@@ -251,6 +252,55 @@ PASSWORD_HASHERS = [
 SESSION_DURATION = _env_int("SESSION_DURATION", 31536000, minimum=60)  # seconds (Appwrite default)
 JWT_DEFAULT_DURATION = 900  # seconds (Appwrite contract §3)
 
+# --- Storage (apps.storage; README "Storage") ---------------------------------------------------
+# Where file bytes live: "local" (a directory, STORAGE_ROOT) or "s3" (any S3-compatible service
+# through django-storages). Keys are server-generated; client file names are only metadata.
+STORAGE_BACKEND = _env("STORAGE_BACKEND", "local").lower()
+if STORAGE_BACKEND not in {"local", "s3"}:
+    raise ImproperlyConfigured(f"STORAGE_BACKEND must be 'local' or 's3', got {STORAGE_BACKEND!r}")
+STORAGE_ROOT = _env("STORAGE_ROOT", str(BASE_DIR / "var" / "storage"))
+# Chunks of unfinished uploads are kept here as part files (local disk in both modes; on the same
+# filesystem as STORAGE_ROOT by default so finished local files are moved, not copied).
+STORAGE_UPLOAD_DIR = _env("STORAGE_UPLOAD_DIR", str(Path(STORAGE_ROOT) / ".uploads"))
+STORAGE_UPLOAD_EXPIRY = _env_int("STORAGE_UPLOAD_EXPIRY", 86400, minimum=1)  # seconds of inactivity
+STORAGE_CLEANUP_INTERVAL = _env_int("STORAGE_CLEANUP_INTERVAL", 600, minimum=0)  # seconds; 0 = never inline
+STORAGE_LIMIT = _env_int("STORAGE_LIMIT", 30000000, minimum=1)  # bytes: default bucket maximumFileSize
+STORAGE_MAX_FILE_SIZE = _env_int("STORAGE_MAX_FILE_SIZE", 5 * 1024**3, minimum=1)  # bytes: cap on maximumFileSize
+STORAGE_PREVIEW_MAX_SIZE = _env_int("STORAGE_PREVIEW_MAX_SIZE", 10 * 1024 * 1024, minimum=1)  # bytes (Appwrite: 10 MB)
+STORAGE_S3_BUCKET = _env("STORAGE_S3_BUCKET")
+STORAGE_S3_ENDPOINT_URL = _env("STORAGE_S3_ENDPOINT_URL")
+STORAGE_S3_REGION = _env("STORAGE_S3_REGION", "us-east-1")
+STORAGE_S3_ACCESS_KEY_ID = _env("STORAGE_S3_ACCESS_KEY_ID")
+STORAGE_S3_SECRET_ACCESS_KEY = _env("STORAGE_S3_SECRET_ACCESS_KEY")
+STORAGE_S3_PREFIX = _env("STORAGE_S3_PREFIX")
+if STORAGE_BACKEND == "s3":
+    if not STORAGE_S3_BUCKET:
+        raise ImproperlyConfigured("STORAGE_BACKEND=s3 needs STORAGE_S3_BUCKET.")
+    _files_storage = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": STORAGE_S3_BUCKET,
+            "endpoint_url": STORAGE_S3_ENDPOINT_URL or None,
+            "region_name": STORAGE_S3_REGION,
+            "access_key": STORAGE_S3_ACCESS_KEY_ID or None,
+            "secret_key": STORAGE_S3_SECRET_ACCESS_KEY or None,
+            "location": STORAGE_S3_PREFIX,
+            "file_overwrite": True,
+            "default_acl": None,
+            "querystring_auth": False,
+        },
+    }
+else:
+    _files_storage = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": STORAGE_ROOT, "file_permissions_mode": 0o640, "directory_permissions_mode": 0o750},
+    }
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "files": _files_storage,
+}
+
 # --- HTTP -------------------------------------------------------------------------------------
 APPWRITE_VERSION = "1.9.6"
 # Largest request body the /v1 layer buffers, in bytes: one 5 MiB upload chunk plus multipart
@@ -258,12 +308,15 @@ APPWRITE_VERSION = "1.9.6"
 MAX_REQUEST_BODY = _env_int("MAX_REQUEST_BODY", 5 * 1024 * 1024 + 256 * 1024, minimum=1024)
 MAX_JSON_BODY = _env_int("MAX_JSON_BODY", 4 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY
-FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY
 # How ASGI serves /v1: "django" (Django's ASGI handler + the adapter middleware) or "lean"
 # (the lean ASGI adapter, no Django per-request machinery). WSGI always uses the middleware.
 V1_ADAPTER = _env("V1_ADAPTER", "django").lower()
 if V1_ADAPTER not in {"django", "lean"}:
     raise ImproperlyConfigured(f"V1_ADAPTER must be 'django' or 'lean', got {V1_ADAPTER!r}")
+# Request bodies and uploaded file parts above this many bytes are spooled to disk rather than
+# held in memory (Django's ASGI body spool and multipart upload handlers), so eight concurrent
+# 5 MiB upload chunks cost disk, not RSS (README "Storage", memory test).
+FILE_UPLOAD_MAX_MEMORY_SIZE = _env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 1024 * 1024, minimum=1024)
 # Peers whose X-Forwarded-For is believed (the load balancer), as IPs or CIDR networks.
 TRUSTED_PROXIES = _env_list("TRUSTED_PROXIES", [])
 

@@ -79,6 +79,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "storage_invalid_content_range": (400, "The content range is invalid."),
     "storage_invalid_appwrite_id": (400, "The value for x-appwrite-id header is invalid."),
     "storage_invalid_range": (416, "The requested range is not satisfiable."),
+    "storage_bucket_transformations_disabled": (403, "Image transformations are disabled for the requested bucket."),
 }
 
 

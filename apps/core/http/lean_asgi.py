@@ -9,8 +9,8 @@ so both adapters parse uploads identically. Selected with ``V1_ADAPTER=lean``.
 
 from __future__ import annotations
 
-import io
 import logging
+import tempfile
 
 from django.conf import settings
 from django.core.files.uploadhandler import MemoryFileUploadHandler, TemporaryFileUploadHandler
@@ -39,23 +39,31 @@ def _headers(scope) -> dict[str, str]:
     return out
 
 
-async def _read_body(receive) -> bytes | None:
-    """The whole body (the outer cap already bounds it), or ``None`` if the client left."""
-    parts = []
+async def _read_body(receive):
+    """The body in a spooled file (in memory up to ``FILE_UPLOAD_MAX_MEMORY_SIZE`` bytes, then on
+    disk, like Django's own ASGI handler) and its size; ``None`` if the client left. The outer
+    cap already bounds the size."""
+    body = tempfile.SpooledTemporaryFile(max_size=settings.FILE_UPLOAD_MAX_MEMORY_SIZE)
+    size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
+            body.close()
             return None
-        parts.append(message.get("body", b""))
+        chunk = message.get("body", b"")
+        if chunk:
+            body.write(chunk)
+            size += len(chunk)
         if not message.get("more_body", False):
-            return b"".join(parts)
+            body.seek(0)
+            return body, size
 
 
-def _parse_multipart(ctx: RequestContext, body: bytes) -> None:
-    meta = {"CONTENT_TYPE": ctx.headers.get("content-type", ""), "CONTENT_LENGTH": str(len(body))}
+def _parse_multipart(ctx: RequestContext, body, size: int) -> None:
+    meta = {"CONTENT_TYPE": ctx.headers.get("content-type", ""), "CONTENT_LENGTH": str(size)}
     handlers = [MemoryFileUploadHandler(), TemporaryFileUploadHandler()]
     try:
-        post, files = MultiPartParser(meta, io.BytesIO(body), handlers, "utf-8").parse()
+        post, files = MultiPartParser(meta, body, handlers, "utf-8").parse()
     except (MultiPartParserError, ValueError):
         raise AppwriteError("general_bad_request", "The multipart body could not be parsed.") from None
     ctx.form = [(k, v) for k, values in post.lists() for v in values]
@@ -104,15 +112,17 @@ async def serve_v1(scope, receive, send) -> None:
     ctx.client_ip = client_ip(peer, headers.get("x-forwarded-for"))
     try:
         ctx.query = parse_query(scope.get("query_string", b""))
-        body = await _read_body(receive)
-        if body is None:
+        read = await _read_body(receive)
+        if read is None:
             return
-        if len(body) > settings.MAX_REQUEST_BODY:
-            raise AppwriteError("general_payload_too_large")
-        if ctx.content_type.split(";", 1)[0].strip().lower() == "multipart/form-data":
-            _parse_multipart(ctx, body)
-        else:
-            ctx.body = body
+        body, size = read
+        with body:
+            if size > settings.MAX_REQUEST_BODY:
+                raise AppwriteError("general_payload_too_large")
+            if ctx.content_type.split(";", 1)[0].strip().lower() == "multipart/form-data":
+                _parse_multipart(ctx, body, size)
+            else:
+                ctx.body = body.read()
     except AppwriteError as err:
         response = pipeline.error_response(err)
     else:

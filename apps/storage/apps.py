@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class StorageConfig(AppConfig):
+    name = "apps.storage"
+    label = "storage"
+    verbose_name = "Storage"

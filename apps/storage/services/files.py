@@ -1,0 +1,197 @@
+"""Writes for files: single-request create, update, delete (contract §9), and the checks that
+chunked uploads share (``apps.storage.services.uploads``)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+
+from apps.core import permissions as perms
+from apps.core.db import UniqueViolation, as_json, now
+from apps.core.errors import AppwriteError
+from apps.core.events import WriteEvent, announce
+from apps.core.runtime import run_blocking
+from apps.storage import backends, mime
+from apps.storage.responses import file_model
+
+COPY_SIZE = 1024 * 1024  # bytes per read while copying an upload to disk
+MAX_NAME = 255  # characters of a display name
+
+
+def clean_name(raw: str) -> str:
+    """The display name for a client file name: its basename, without NUL and control
+    characters, at most :data:`MAX_NAME` chars (``file`` if nothing is left)."""
+    name = raw.replace("\x00", "").replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(ch for ch in name if ch >= " " and ch != "\x7f").strip()
+    if name in ("", ".", ".."):
+        name = "file"
+    return name[-MAX_NAME:]
+
+
+def extension_of(name: str) -> str:
+    return name.rsplit(".", 1)[1].lower() if "." in name else ""
+
+
+def check_upload(bucket: dict, *, name: str, size: int) -> None:
+    """Bucket limits for a file of ``size`` bytes named ``name``.
+
+    Raises 400 ``storage_file_empty`` (0 bytes: empty files are refused, README "Storage"),
+    400 ``storage_invalid_file_size`` (over ``maximumFileSize``), 400
+    ``storage_file_type_unsupported`` (extension not in ``allowedFileExtensions``).
+    """
+    allowed = as_json(bucket["allowed_file_extensions"]) or []
+    if allowed and extension_of(name) not in [a.lower() for a in allowed]:
+        raise AppwriteError("storage_file_type_unsupported")
+    if size <= 0:
+        raise AppwriteError("storage_file_empty")
+    if size > int(bucket["maximum_file_size"]):
+        raise AppwriteError("storage_invalid_file_size")
+
+
+def creation_permissions(ctx, bucket: dict, requested: list[str] | None) -> list[str]:
+    """Check the caller may create files in ``bucket`` and resolve the new file's permissions.
+
+    Raises 401 ``user_unauthorized`` (no ``create`` on the bucket, or granting a role the
+    caller does not hold), 400 ``general_argument_invalid`` (malformed permission).
+    """
+    if not perms.allows(ctx.auth, as_json(bucket["permissions"]) or [], "create"):
+        raise AppwriteError("user_unauthorized")
+    normalized = perms.normalize(requested, perms.ITEM_ACTIONS)
+    if normalized is None:
+        return perms.default_item_permissions(ctx.auth)
+    perms.check_grantable(ctx.auth, normalized)
+    return normalized
+
+
+def read_roles(permissions: list[str]) -> str:
+    """The ``|role|role|`` form of the roles granted ``read`` (for filtered listing)."""
+    return "|" + "|".join(perms.roles_of(permissions, "read")) + "|"
+
+
+def can(ctx, bucket: dict, file: dict | None, action: str) -> bool:
+    """Bucket permission, or the file's own when the bucket has ``fileSecurity`` (contract §7)."""
+    if perms.allows(ctx.auth, as_json(bucket["permissions"]) or [], action):
+        return True
+    return bool(bucket["file_security"]) and file is not None and perms.allows(
+        ctx.auth, as_json(file["permissions"]) or [], action
+    )
+
+
+def part_dir(file_id: int) -> str:
+    """The local directory holding the parts of the upload of file row ``file_id``."""
+    from django.conf import settings
+
+    return os.path.join(settings.STORAGE_UPLOAD_DIR, str(file_id))
+
+
+def write_part(src, path: str) -> tuple[int, str]:
+    """Copy the readable ``src`` to ``path`` atomically; returns ``(bytes, md5 hex)``."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    digest = hashlib.md5(usedforsecurity=False)
+    tmp = f"{path}.{os.getpid()}.{id(src)}.tmp"
+    size = 0
+    src.seek(0)
+    with open(tmp, "wb") as out:
+        while piece := src.read(COPY_SIZE):
+            digest.update(piece)
+            out.write(piece)
+            size += len(piece)
+    os.replace(tmp, path)
+    return size, digest.hexdigest()
+
+
+def _store_single(src, file_id: int, key: str, name: str) -> tuple[str, int, str, str]:
+    path = os.path.join(part_dir(file_id), "single")
+    size, signature = write_part(src, path)
+    with open(path, "rb") as fh:
+        head = fh.read(512)
+    saved = backends.store(key, path)
+    shutil.rmtree(part_dir(file_id), ignore_errors=True)
+    return saved, size, signature, mime.detect(head, name)
+
+
+async def file_create_single(ctx, *, bucket: dict, file_uid: str, part, permissions: list[str],
+                             folder: str) -> dict:
+    """Create a file from one request (no Content-Range); returns its row once ready.
+
+    The row is inserted first (``assembling``, invisible to list and download) so a duplicate
+    ID fails before any byte is stored. Raises 409 ``storage_file_already_exists``.
+    """
+    name = clean_name(part.filename)
+    check_upload(bucket, name=name, size=part.size)
+    ts = ctx.db.dt(now())
+    key = backends.new_key(ctx.project["uid"], bucket["uid"])
+    try:
+        row = await ctx.db.fetchone(
+            "INSERT INTO storage_file (project_id, bucket_id, uid, name, folder, permissions, read_roles, key, "
+            "signature, mime_type, size_original, size_actual, chunks_total, chunks_uploaded, status, "
+            "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, '', '', %s, 0, 1, 0, 'assembling', "
+            "%s, %s) RETURNING id",
+            (ctx.project["id"], bucket["id"], file_uid, name, folder, ctx.db.json(permissions),
+             read_roles(permissions), key, part.size, ts, ts),
+        )
+    except UniqueViolation:
+        raise AppwriteError("storage_file_already_exists") from None
+    try:
+        saved, size, signature, mime_type = await run_blocking(ctx.mode, _store_single, part.file, row["id"], key, name)
+    except BaseException:
+        await ctx.db.execute("DELETE FROM storage_file WHERE id = %s", (row["id"],))
+        raise
+    return await finish(ctx, bucket, row["id"], key=saved, size=size, signature=signature, mime_type=mime_type)
+
+
+async def finish(ctx, bucket: dict, file_id: int, *, key: str, size: int, signature: str, mime_type: str) -> dict:
+    """Mark an assembled file ready, announce it, and return its row."""
+    row = await ctx.db.fetchone(
+        "UPDATE storage_file SET status = 'ready', key = %s, size_original = %s, size_actual = %s, "
+        "signature = %s, mime_type = %s, chunks_uploaded = chunks_total, updated_at = %s WHERE id = %s "
+        "RETURNING *",
+        (key, size, size, signature, mime_type, ctx.db.dt(now()), file_id),
+    )
+    await _announce(ctx, bucket, row, "create")
+    return row
+
+
+async def file_update(ctx, *, bucket: dict, file: dict, name: str | None, permissions: list[str] | None) -> dict:
+    """Rename a file and/or replace its permissions; returns the fresh row.
+
+    Raises 401 ``user_unauthorized`` (no update permission, or an ungrantable role).
+    """
+    if not can(ctx, bucket, file, "update"):
+        raise AppwriteError("user_unauthorized")
+    new_perms = perms.normalize(permissions, perms.ITEM_ACTIONS)
+    if new_perms is not None:
+        perms.check_grantable(ctx.auth, new_perms)
+    else:
+        new_perms = as_json(file["permissions"]) or []
+    row = await ctx.db.fetchone(
+        "UPDATE storage_file SET name = %s, permissions = %s, read_roles = %s, updated_at = %s WHERE id = %s "
+        "RETURNING *",
+        (clean_name(name) if name else file["name"], ctx.db.json(new_perms), read_roles(new_perms),
+         ctx.db.dt(now()), file["id"]),
+    )
+    if row["status"] == "ready":
+        await _announce(ctx, bucket, row, "update")
+    return row
+
+
+async def file_delete(ctx, *, bucket: dict, file: dict) -> None:
+    """Delete a file's row, its chunks and its bytes. Raises 401 ``user_unauthorized``."""
+    if not can(ctx, bucket, file, "delete"):
+        raise AppwriteError("user_unauthorized")
+    async with ctx.db.transaction() as tx:
+        await tx.execute("DELETE FROM storage_chunk WHERE file_id = %s", (file["id"],))
+        await tx.execute("DELETE FROM storage_file WHERE id = %s", (file["id"],))
+    if file["status"] == "ready":
+        await run_blocking(ctx.mode, backends.delete, file["key"])
+        await _announce(ctx, bucket, file, "delete")
+    else:
+        await run_blocking(ctx.mode, shutil.rmtree, part_dir(file["id"]), True)
+
+
+async def _announce(ctx, bucket: dict, row: dict, action: str) -> None:
+    await announce(ctx, WriteEvent(
+        project_id=ctx.project["uid"], resource="file", action=action,
+        ids={"bucketId": bucket["uid"], "fileId": row["uid"]}, payload=file_model(row, bucket["uid"]),
+    ))

@@ -90,7 +90,8 @@ async def _send_response(send, response: Response, head: bool) -> None:
     for cookie in response.cookies:
         headers.append((b"set-cookie", _cookie_header(cookie)))
     if response.stream is None:
-        headers.append((b"content-length", str(len(response.body)).encode()))
+        if not any(name == b"content-length" for name, _ in headers):  # HEAD answers keep theirs
+            headers.append((b"content-length", str(len(response.body)).encode()))
         await send({"type": "http.response.start", "status": response.status, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if head else response.body})
         return

@@ -98,6 +98,7 @@ INSTALLED_APPS = [
     "apps.core",
     "apps.projects",
     "apps.accounts",
+    "apps.databases",
 ]
 
 # The /v1 adapter is outermost: on /v1 the admin's middleware below it never runs.

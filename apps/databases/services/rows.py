@@ -1,0 +1,251 @@
+"""Writes for rows (documents): create, bulk create, update, upsert, delete, bulk update/delete.
+
+Permissions (contract §7): create is decided by the table's ``create`` permission; update and
+delete by the table's permission or, with row security, the row's own. Non-key callers may
+only grant roles they hold; a session user's row without permissions gets
+``read/update/delete("user:<id>")``. Data is validated against the columns on every write
+(``schema.validate_data``); nothing is written when validation fails. Events are announced
+after commit.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from apps.core import permissions as perm
+from apps.core.db import UniqueViolation, now
+from apps.core.errors import AppwriteError
+from apps.core.events import WriteEvent, announce
+from apps.core.ids import resolve_id
+from apps.core.queries import Query
+from apps.databases import querying as qp
+from apps.databases import sql as dialect
+from apps.databases.naming import TABLESDB, Naming
+from apps.databases.responses import row_model
+from apps.databases.schema import validate_data
+from apps.databases.selectors.meta import run_plan
+from apps.databases.selectors.rows import ROW_COLUMNS, fields_of, row_for_write
+
+MAX_ROW_BYTES = 1024 * 1024  # encoded JSON of one row's data
+MAX_BULK = 1000
+_RETURNING = "id, uid, data, permissions, created_at, updated_at"
+
+
+def _invalid(naming: Naming):
+    def build(message: str) -> AppwriteError:
+        message = message.replace("document", naming.row).replace("attribute", naming.column)
+        return naming.error("row", "invalid_structure", message)
+    return build
+
+
+def _can(auth, table: dict, row_permissions: list[str], action: str) -> bool:
+    if auth.is_key or perm.allows(auth, table["permissions"], action):
+        return True
+    return table["row_security"] and perm.allows(auth, row_permissions, action)
+
+
+def _permissions(ctx, given: list[str] | None) -> list[str]:
+    if given is None:
+        return perm.default_item_permissions(ctx.auth)
+    out = perm.normalize(given, perm.ITEM_ACTIONS)
+    perm.check_grantable(ctx.auth, out)
+    return out
+
+
+def _stored(naming: Naming, data: dict) -> dict:
+    out = {k: v for k, v in data.items() if v is not None}
+    if len(orjson.dumps(out)) > MAX_ROW_BYTES:
+        raise naming.error("row", "invalid_structure",
+                           f"Invalid {naming.row} structure: the {naming.row} is larger than {MAX_ROW_BYTES} bytes.")
+    return out
+
+
+def _require_create(ctx, table: dict) -> None:
+    if not ctx.auth.is_key and not perm.allows(ctx.auth, table["permissions"], "create"):
+        raise AppwriteError("user_unauthorized")
+
+
+async def _insert(tx, naming: Naming, table: dict, row_uid: str, data: dict, permissions: list[str]) -> dict:
+    ts = tx.dt(now())
+    try:
+        return await tx.fetchone(
+            f"INSERT INTO {dialect.ROWS} (table_id, uid, data, permissions, read_roles, created_at, updated_at) "
+            f"VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING {_RETURNING}",
+            (table["id"], row_uid, tx.json(data), tx.json(permissions),
+             dialect.roles_value(tx, perm.roles_of(permissions, "read")), ts, ts),
+        )
+    except UniqueViolation:
+        raise naming.error("row", "already_exists") from None
+
+
+async def _update(tx, naming: Naming, row: dict, data: dict, permissions: list[str]) -> dict:
+    try:
+        return await tx.fetchone(
+            f"UPDATE {dialect.ROWS} SET data = %s, permissions = %s, read_roles = %s, updated_at = %s "
+            f"WHERE id = %s RETURNING {_RETURNING}",
+            (tx.json(data), tx.json(permissions), dialect.roles_value(tx, perm.roles_of(permissions, "read")),
+             tx.dt(now()), row["id"]),
+        )
+    except UniqueViolation:
+        raise naming.error("row", "already_exists") from None
+
+
+async def _announce(ctx, database: dict, table: dict, row: dict, action: str) -> None:
+    await announce(ctx, WriteEvent(
+        project_id=ctx.project_id, resource="row", action=action,
+        ids={"databaseId": database["uid"], "tableId": table["uid"], "rowId": row["uid"]},
+        payload=row_model(TABLESDB, database, table, row)))
+
+
+def _prepare(ctx, naming: Naming, table: dict, data: dict, permissions: list[str] | None) -> tuple[dict, list[str]]:
+    if not isinstance(data, dict) or not data:
+        raise naming.error("row", "missing_data")
+    if permissions is None and isinstance(data.get("$permissions"), list):
+        permissions = data["$permissions"]
+    values = validate_data(table["columns"], data, partial=False, invalid=_invalid(naming))
+    return _stored(naming, values), _permissions(ctx, permissions)
+
+
+async def row_create(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, data: dict,
+                     permissions: list[str] | None) -> dict:
+    """Create one row. Raises 401 ``user_unauthorized``, 400 ``*_invalid_structure`` /
+    ``*_missing_data``, 409 ``*_already_exists`` (same ID or a unique index clash)."""
+    _require_create(ctx, table)
+    stored, permissions = _prepare(ctx, naming, table, data, permissions)
+    row = await _insert(ctx.db, naming, table, resolve_id(row_uid, naming.row_id), stored, permissions)
+    await _announce(ctx, database, table, row, "create")
+    return row
+
+
+async def rows_create(ctx, *, naming: Naming, database: dict, table: dict, items: list) -> list[dict]:
+    """Create many rows in one transaction (``rows[]``: each its data plus optional ``$id`` and
+    ``$permissions``); all or nothing."""
+    _require_create(ctx, table)
+    if not isinstance(items, list) or not 1 <= len(items) <= MAX_BULK:
+        raise AppwriteError("general_argument_invalid", f"Invalid `{naming.rows}` param: 1 to {MAX_BULK} items.")
+    prepared = []
+    for item in items:
+        if not isinstance(item, dict):
+            raise naming.error("row", "invalid_structure")
+        uid = resolve_id(str(item.get("$id") or "unique()"), "$id")
+        prepared.append((uid, *_prepare(ctx, naming, table, item, item.get("$permissions"))))
+    async with ctx.db.transaction() as tx:
+        rows = [await _insert(tx, naming, table, uid, data, perms) for uid, data, perms in prepared]
+    for row in rows:
+        await _announce(ctx, database, table, row, "create")
+    return rows
+
+
+async def row_update(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, data: dict | None,
+                     permissions: list[str] | None) -> dict:
+    """PATCH: merge ``data`` into the row (``null`` clears a column) and/or replace permissions.
+
+    Raises 400 ``*_missing_payload``, 404 ``*_not_found``, 401 ``user_unauthorized``.
+    """
+    if not data and permissions is None:
+        raise naming.error("row", "missing_payload")
+    changes = validate_data(table["columns"], data or {}, partial=True, invalid=_invalid(naming))
+    new_permissions = None if permissions is None else _permissions(ctx, permissions)
+    async with ctx.db.transaction() as tx:
+        row = await row_for_write(tx, table=table, row_uid=row_uid)
+        if row is None:
+            raise naming.error("row", "not_found")
+        old_permissions = perm_list(row)
+        if not _can(ctx.auth, table, old_permissions, "update"):
+            raise AppwriteError("user_unauthorized")
+        merged = _stored(naming, {**data_of(row), **changes})
+        row = await _update(tx, naming, row, merged, old_permissions if new_permissions is None else new_permissions)
+    await _announce(ctx, database, table, row, "update")
+    return row
+
+
+async def row_upsert(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, data: dict | None,
+                     permissions: list[str] | None) -> tuple[dict, bool]:
+    """PUT: update the row if it exists (merging ``data``), else create it. ``(row, created)``."""
+    row_uid = resolve_id(row_uid, naming.row_id)
+    data = data or {}
+    new_permissions = None if permissions is None else _permissions(ctx, permissions)
+    async with ctx.db.transaction() as tx:
+        row = await row_for_write(tx, table=table, row_uid=row_uid)
+        if row is None:
+            _require_create(ctx, table)
+            values = validate_data(table["columns"], data, partial=False, invalid=_invalid(naming))
+            perms = perm.default_item_permissions(ctx.auth) if new_permissions is None else new_permissions
+            row = await _insert(tx, naming, table, row_uid, _stored(naming, values), perms)
+            created = True
+        else:
+            old_permissions = perm_list(row)
+            if not _can(ctx.auth, table, old_permissions, "update"):
+                raise AppwriteError("user_unauthorized")
+            values = validate_data(table["columns"], {**data_of(row), **data}, partial=False, invalid=_invalid(naming))
+            perms = old_permissions if new_permissions is None else new_permissions
+            row = await _update(tx, naming, row, _stored(naming, values), perms)
+            created = False
+    await _announce(ctx, database, table, row, "create" if created else "update")
+    return row, created
+
+
+async def row_delete(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str) -> None:
+    """Raises 404 ``*_not_found`` and 401 ``user_unauthorized``."""
+    async with ctx.db.transaction() as tx:
+        row = await row_for_write(tx, table=table, row_uid=row_uid)
+        if row is None:
+            raise naming.error("row", "not_found")
+        if not _can(ctx.auth, table, perm_list(row), "delete"):
+            raise AppwriteError("user_unauthorized")
+        await tx.execute(f"DELETE FROM {dialect.ROWS} WHERE id = %s", (row["id"],))
+    await _announce(ctx, database, table, row, "delete")
+
+
+async def _matching(ctx, table: dict, queries: list[Query], action: str) -> list[dict]:
+    """Rows matched by ``queries`` that the caller may ``action`` (all of them unless a
+    ``limit`` query says otherwise, up to :data:`qp.MAX_COUNT`)."""
+    if not (ctx.auth.is_key or perm.allows(ctx.auth, table["permissions"], action) or table["row_security"]):
+        raise AppwriteError("user_unauthorized")
+    lst = qp.Listing(f"{dialect.ROWS} r", [f"r.table_id = {int(table['id'])}"], [], fields_of(ctx.db, table))
+    p = qp.plan(ctx.db, lst, queries, allow_select=False)
+    if not any(q.method == "limit" for q in queries):
+        p.limit = qp.MAX_COUNT
+    _, rows = await run_plan(ctx, lst, p, ROW_COLUMNS, False)
+    return [r for r in rows if _can(ctx.auth, table, perm_list(r), action)]
+
+
+async def rows_update(ctx, *, naming: Naming, database: dict, table: dict, data: dict | None,
+                      queries: list[Query]) -> list[dict]:
+    """Apply the same partial ``data`` to every matching row the caller may update."""
+    changes = validate_data(table["columns"], data or {}, partial=True, invalid=_invalid(naming))
+    targets = await _matching(ctx, table, queries, "update")
+    out = []
+    async with ctx.db.transaction() as tx:
+        for row in targets:
+            merged = _stored(naming, {**data_of(row), **changes})
+            out.append(await _update(tx, naming, row, merged, perm_list(row)))
+    for row in out:
+        await _announce(ctx, database, table, row, "update")
+    return out
+
+
+async def rows_delete(ctx, *, naming: Naming, database: dict, table: dict, queries: list[Query]) -> list[dict]:
+    """Delete every matching row the caller may delete; returns the deleted rows."""
+    targets = await _matching(ctx, table, queries, "delete")
+    if targets:
+        async with ctx.db.transaction() as tx:
+            ids = [r["id"] for r in targets]
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                await tx.execute(f"DELETE FROM {dialect.ROWS} WHERE id IN ({', '.join(['%s'] * len(chunk))})", chunk)
+    for row in targets:
+        await _announce(ctx, database, table, row, "delete")
+    return targets
+
+
+def data_of(row: dict) -> dict:
+    from apps.core.db import as_json
+
+    return dict(as_json(row["data"]) or {})
+
+
+def perm_list(row: dict) -> list[str]:
+    from apps.core.db import as_json
+
+    return list(as_json(row["permissions"]) or [])

@@ -62,15 +62,11 @@ class Tdb:
         assert r.status_code == 201, r.text
         sec = "rowSecurity" if self.tables == "tables" else "documentSecurity"
         id_key = "tableId" if self.tables == "tables" else "collectionId"
+        inline = [{**params, "type": kind} for kind, params in columns]
         r = self.call("POST", f"{self.D}/{self.tables}", json={
-            id_key: self.table, "name": "T", "permissions": permissions or [], sec: security})
+            id_key: self.table, "name": "T", "permissions": permissions or [], sec: security,
+            self.columns_word: inline, "indexes": list(indexes)})
         assert r.status_code == 201, r.text
-        for kind, params in columns:
-            r = self.call("POST", f"{self.T}/{self.columns_word}/{kind}", json=params)
-            assert r.status_code == 202, r.text
-        for index in indexes:
-            r = self.call("POST", f"{self.T}/indexes", json=index)
-            assert r.status_code == 202, r.text
         return self
 
     def add(self, data, row_id="unique()", permissions=None, **kw):

@@ -204,11 +204,15 @@ def plan(db, listing: Listing, queries: list[Query], *, allow_select: bool = Tru
 
 
 def order_sql(orders: list[tuple[str, bool, bool]], reverse: bool = False) -> str:
-    """ORDER BY with NULLs as the smallest value in both databases."""
+    """ORDER BY with NULLs as the smallest value in both databases (user indexes are built
+    with the same null ordering, see ``services.ddl``)."""
     parts = []
-    for expr, desc, _ in orders:
+    for expr, desc, nullable in orders:
         desc = desc != reverse
-        parts.append(f"{expr} DESC NULLS LAST" if desc else f"{expr} ASC NULLS FIRST")
+        if not nullable:  # system columns are NOT NULL: plain order, so btree indexes serve it
+            parts.append(f"{expr} DESC" if desc else f"{expr} ASC")
+        else:
+            parts.append(f"{expr} DESC NULLS LAST" if desc else f"{expr} ASC NULLS FIRST")
     return ", ".join(parts)
 
 

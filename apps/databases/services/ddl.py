@@ -39,7 +39,10 @@ def create_sql(db, table_pk: int, index: dict) -> str | None:
     orders = index.get("orders") or []
     cols = []
     for i, key in enumerate(index["columns"]):
-        direction = " DESC" if i < len(orders) and str(orders[i]).lower() == "desc" else ""
+        desc = i < len(orders) and str(orders[i]).lower() == "desc"
+        direction = " DESC" if desc else ""
+        if key not in _SYSTEM and dialect.is_pg(db):  # match ORDER BY's "NULLs are smallest"
+            direction += " NULLS LAST" if desc else " NULLS FIRST"
         cols.append(_expr(db, key) + direction)
     unique = "UNIQUE " if index["type"] == "unique" else ""
     return f"CREATE {unique}INDEX {name} ON {dialect.ROWS} ({', '.join(cols)}) {where}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from apps.core.db import as_bool, as_json
 from apps.core.errors import AppwriteError
 from apps.core.queries import Query
@@ -101,7 +103,11 @@ async def run_plan(ctx, listing: qp.Listing, p: qp.Plan, select: str, total: boo
     if p.cursor is not None:
         uid, direction = p.cursor
         reverse = direction == "before"
-        exprs = ", ".join(f"{e} AS c{i}" for i, (e, _, _) in enumerate(p.orders))
+        # JSON order values travel as text and are decoded here: drivers disagree on jsonb
+        # (psycopg decodes it, Django's cursor returns the raw text).
+        as_text = dialect.is_pg(ctx.db)
+        exprs = ", ".join(f"({e})::text AS c{i}" if j and as_text else f"{e} AS c{i}"
+                          for i, (e, _, j) in enumerate(p.orders))
         base = " AND ".join(listing.where) or "1 = 1"
         found = await ctx.db.fetchone(
             f"SELECT {exprs} FROM {listing.source} WHERE {base} AND {listing.uid} = %s",
@@ -109,7 +115,10 @@ async def run_plan(ctx, listing: qp.Listing, p: qp.Plan, select: str, total: boo
         )
         if found is None:
             raise AppwriteError("general_cursor_not_found", f'Cursor not found: "{uid}"')
-        cond, cparams = qp.cursor_condition(ctx.db, p.orders, [found[f"c{i}"] for i in range(len(p.orders))], reverse)
+        values = [found[f"c{i}"] for i in range(len(p.orders))]
+        if as_text:
+            values = [json.loads(v) if j and v is not None else v for (_, _, j), v in zip(p.orders, values, strict=True)]
+        cond, cparams = qp.cursor_condition(ctx.db, p.orders, values, reverse)
         where.append(cond)
         params.extend(cparams)
     sql = (f"SELECT {select} FROM {listing.source} WHERE {' AND '.join(where) or '1 = 1'} "

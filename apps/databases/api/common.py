@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from apps.core.errors import AppwriteError
 from apps.core.queries import parse_queries
 from apps.databases.naming import Naming
 from apps.databases.selectors import meta
@@ -13,7 +14,13 @@ def queries_of(ctx) -> list:
 
 
 async def table_of(ctx, naming: Naming) -> tuple[dict, dict]:
-    """``(database, table)`` named by the path, or the view's 404."""
+    """``(database, table)`` named by the path, or the view's 404.
+
+    Transactions are not implemented: a ``transactionId`` is refused (400) rather than ignored,
+    so a staged write is never applied at once by surprise.
+    """
+    if getattr(ctx.params, "transactionId", None):
+        raise AppwriteError("general_argument_invalid", "Invalid `transactionId` param: transactions are not supported.")
     return await meta.resolve(ctx, naming, ctx.params.databaseId, getattr(ctx.params, naming.table_id))
 
 

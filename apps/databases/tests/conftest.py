@@ -13,6 +13,7 @@ COLUMNS = [
     ("varchar", {"key": "title", "size": 64, "required": True}),
     ("string", {"key": "note", "size": 20, "required": False, "default": "none"}),
     ("text", {"key": "body", "required": False}),
+    ("longtext", {"key": "manual", "required": False}),
     ("integer", {"key": "count", "required": False, "min": 0, "max": 1000}),
     ("bigint", {"key": "big", "required": False}),
     ("float", {"key": "score", "required": False, "min": -10, "max": 10}),

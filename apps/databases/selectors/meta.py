@@ -128,9 +128,12 @@ async def run_plan(ctx, listing: qp.Listing, p: qp.Plan, select: str, total: boo
         rows.reverse()
     count = 0
     if total:
-        csql, cparams = qp.count_sql(listing.source, p)
-        count = await ctx.db.fetchval(csql, cparams)
-    return int(count or 0), rows
+        if p.cursor is None and len(rows) < p.limit and (rows or p.offset == 0):
+            count = p.offset + len(rows)  # a short page ends the listing: no second query needed
+        else:
+            csql, cparams = qp.count_sql(listing.source, p)
+            count = await ctx.db.fetchval(csql, cparams)
+    return min(int(count or 0), qp.MAX_COUNT), rows
 
 
 async def database_list(ctx, *, queries: list[Query], search: str | None, total: bool) -> tuple[int, list[dict]]:

@@ -38,6 +38,14 @@ def read_filter(db, auth, table: dict) -> tuple[list[str], list]:
     raise AppwriteError("user_unauthorized")
 
 
+def can_read(auth, table: dict, row_permissions: list[str]) -> bool:
+    """The REST read rule for one row: key, table ``read``, or (row security) the row's own
+    ``read``. Realtime uses it to authorise deliveries exactly like a GET."""
+    if auth.is_key or perm.allows(auth, table["permissions"], "read"):
+        return True
+    return table["row_security"] and perm.allows(auth, row_permissions, "read")
+
+
 def fields_of(db, table: dict):
     """The attribute resolver of a table's rows: system attributes and its columns."""
     fulltext = {c for i in table["indexes"] if i["type"] == "fulltext" for c in i["columns"]}

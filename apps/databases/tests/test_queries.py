@@ -101,6 +101,9 @@ def test_total_ignores_paging_and_can_be_skipped(qt):
     r = _list(qt, [q("limit", values=[1]), q("offset", values=[1])])
     assert r.json()["total"] == 6 and len(r.json()["rows"]) == 1
     assert _list(qt, [], total="false").json()["total"] == 0
+    assert _list(qt, [q("offset", values=[5])]).json()["total"] == 6  # short page: total inferred
+    assert _list(qt, [q("offset", values=[10])]).json()["total"] == 6  # empty page: counted
+    assert _list(qt, [q("cursorAfter", values=["r5"])]).json()["total"] == 6
     assert len(_list(qt, []).json()["rows"]) == 6
 
 

@@ -92,6 +92,12 @@ async def _admin_list(ctx, listing: qp.Listing, queries: list[Query], search: st
     return await run_plan(ctx, listing, p, select, total)
 
 
+def page_sql(source: str, where: list[str], p: qp.Plan, select: str, reverse: bool = False) -> str:
+    """The SELECT of one page of a listing (the same text for lists and for EXPLAIN checks)."""
+    return (f"SELECT {select} FROM {source} WHERE {' AND '.join(where) or '1 = 1'} "
+            f"ORDER BY {qp.order_sql(p.orders, reverse)} LIMIT {int(p.limit)} OFFSET {int(p.offset)}")
+
+
 async def run_plan(ctx, listing: qp.Listing, p: qp.Plan, select: str, total: bool) -> tuple[int, list[dict]]:
     """Execute a compiled plan: the page (honouring the cursor) and the capped total.
 
@@ -121,9 +127,7 @@ async def run_plan(ctx, listing: qp.Listing, p: qp.Plan, select: str, total: boo
         cond, cparams = qp.cursor_condition(ctx.db, p.orders, values, reverse)
         where.append(cond)
         params.extend(cparams)
-    sql = (f"SELECT {select} FROM {listing.source} WHERE {' AND '.join(where) or '1 = 1'} "
-           f"ORDER BY {qp.order_sql(p.orders, reverse)} LIMIT {int(p.limit)} OFFSET {int(p.offset)}")
-    rows = await ctx.db.fetchall(sql, params)
+    rows = await ctx.db.fetchall(page_sql(listing.source, where, p, select, reverse), params)
     if reverse:
         rows.reverse()
     count = 0

@@ -13,7 +13,7 @@ from apps.core.queries import Query
 from apps.databases import querying as qp
 from apps.databases import sql as dialect
 from apps.databases.schema import KINDS
-from apps.databases.selectors.meta import run_plan
+from apps.databases.selectors.meta import page_sql, run_plan
 
 ROW_COLUMNS = "r.id, r.uid, r.data, r.permissions, r.created_at, r.updated_at"
 
@@ -67,8 +67,7 @@ def row_list_sql(db, auth, table: dict, queries: list[Query]) -> tuple[str, list
     """The page query a list runs (without a cursor): exposed for EXPLAIN checks."""
     lst = listing(db, auth, table)
     p = qp.plan(db, lst, queries)
-    return (f"SELECT {ROW_COLUMNS} FROM {lst.source} WHERE {' AND '.join(p.where)} "
-            f"ORDER BY {qp.order_sql(p.orders)} LIMIT {int(p.limit)} OFFSET {int(p.offset)}", p.params)
+    return page_sql(lst.source, p.where, p, ROW_COLUMNS), p.params
 
 
 async def row_list(ctx, *, table: dict, queries: list[Query], total: bool) -> tuple[int, list[dict], list[str] | None]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from apps.core.errors import AppwriteError
 from apps.core.http.context import json_response, no_content
-from apps.databases.api.common import queries_of, table_of
+from apps.databases.api.common import queries_of, table_and_row_of, table_of
 from apps.databases.naming import Naming
 from apps.databases.responses import row_model
 from apps.databases.selectors import rows as selectors
@@ -46,8 +46,8 @@ async def row_create(ctx, naming: Naming):
 
 
 async def row_get(ctx, naming: Naming):
-    database, table = await table_of(ctx, naming)
-    row, select = await selectors.row_get(ctx, table=table, row_uid=_row_uid(ctx, naming), queries=queries_of(ctx))
+    database, table, row = await table_and_row_of(ctx, naming, _row_uid(ctx, naming))
+    row, select = selectors.row_readable(ctx, table=table, row=row, queries=queries_of(ctx))
     if row is None:
         raise naming.error("row", "not_found")
     return json_response(row_model(naming, database, table, row, select))

@@ -57,16 +57,35 @@ async def database_get(ctx, *, database_uid: str) -> dict | None:
 async def table_meta(ctx, *, database_uid: str, table_uid: str) -> tuple[dict | None, dict | None]:
     """``(database, table)`` in one query; the table carries ``columns`` and ``indexes``.
     Either is ``None`` when missing."""
+    database, table, _ = await table_meta_with_row(ctx, database_uid=database_uid, table_uid=table_uid)
+    return database, table
+
+
+_ROW_COLS = ("id", "uid", "data", "permissions", "created_at", "updated_at")
+
+
+async def table_meta_with_row(ctx, *, database_uid: str, table_uid: str,
+                              row_uid: str | None = None) -> tuple[dict | None, dict | None, dict | None]:
+    """Like :func:`table_meta`, plus the row ``row_uid`` (unchecked for permissions) in the same
+    round trip: a row GET is one query."""
     db_cols = ", ".join(f"d.{c} AS d_{c}" for c in _DB_COLS)
-    row = await ctx.db.fetchone(
-        f"SELECT {db_cols}, {_table_select(ctx.db)} FROM databases_database d "
-        "LEFT JOIN databases_table t ON t.database_id = d.id AND t.uid = %s "
+    params: list = [table_uid]
+    row_cols, row_join = "", ""
+    if row_uid is not None:
+        row_cols = ", " + ", ".join(f"r.{c} AS r_{c}" for c in _ROW_COLS)
+        row_join = "LEFT JOIN databases_row r ON r.table_id = t.id AND r.uid = %s "
+        params.append(row_uid)
+    found = await ctx.db.fetchone(
+        f"SELECT {db_cols}, {_table_select(ctx.db)}{row_cols} FROM databases_database d "
+        f"LEFT JOIN databases_table t ON t.database_id = d.id AND t.uid = %s {row_join}"
         "WHERE d.project_id = %s AND d.uid = %s",
-        (table_uid, ctx.project["id"], database_uid),
+        (*params, ctx.project["id"], database_uid),
     )
-    if row is None:
-        return None, None
-    return _database(row, "d_"), (_table(row, "t_") if row["t_id"] is not None else None)
+    if found is None:
+        return None, None, None
+    table = _table(found, "t_") if found["t_id"] is not None else None
+    row = {c: found[f"r_{c}"] for c in _ROW_COLS} if row_uid is not None and found["r_id"] is not None else None
+    return _database(found, "d_"), table, row
 
 
 def _admin_listing(source: str, where: list[str], params: list, fields: dict[str, qp.Field]) -> qp.Listing:

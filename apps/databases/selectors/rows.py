@@ -8,6 +8,7 @@ API keys read everything. Lists never see rows, counts or cursors outside that f
 from __future__ import annotations
 
 from apps.core import permissions as perm
+from apps.core.db import as_json
 from apps.core.errors import AppwriteError
 from apps.core.queries import Query
 from apps.databases import querying as qp
@@ -78,10 +79,12 @@ async def row_list(ctx, *, table: dict, queries: list[Query], total: bool) -> tu
     return count, rows, p.select
 
 
-async def row_get(ctx, *, table: dict, row_uid: str, queries: list[Query] | None = None) -> tuple[dict | None, list[str] | None]:
-    """``(row or None, selected keys)``: the row if it exists and the caller may read it.
+def row_readable(ctx, *, table: dict, row: dict | None, queries: list[Query] | None = None) -> tuple[dict | None, list[str] | None]:
+    """``(row or None, selected keys)`` for a GET of ``row`` (loaded with the table metadata):
+    ``None`` unless the caller may read it, by the same rule as the list filter.
 
-    Only ``select`` queries are allowed (400 ``general_query_invalid`` otherwise).
+    Raises 401 ``user_unauthorized`` when the table grants no read and row security is off;
+    400 ``general_query_invalid`` for queries other than ``select``.
     """
     select = None
     if queries:
@@ -90,12 +93,9 @@ async def row_get(ctx, *, table: dict, row_uid: str, queries: list[Query] | None
             if q.method != "select":
                 raise qp.invalid("only select queries are allowed when getting a row")
         select = qp.plan(ctx.db, lst, queries).select
-    where, params = read_filter(ctx.db, ctx.auth, table)
-    extra = "".join(f" AND {w}" for w in where)
-    row = await ctx.db.fetchone(
-        f"SELECT {ROW_COLUMNS} FROM {dialect.ROWS} r WHERE r.table_id = {int(table['id'])} AND r.uid = %s{extra}",
-        (row_uid, *params),
-    )
+    read_filter(ctx.db, ctx.auth, table)
+    if row is None or not can_read(ctx.auth, table, as_json(row["permissions"]) or []):
+        return None, select
     return row, select
 
 

@@ -73,6 +73,14 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
                              queries=(Queries, None), **_TX),
         "RowsUpsert": _model(f"{prefix}RowsUpsert", **tb, **{naming.rows: (list[Any], ...)}, **_TX),
         "RowsDelete": _model(f"{prefix}RowsDelete", **tb, queries=(Queries, None), **_TX),
+        "RowsQuery": _model(f"{prefix}RowsQuery", **tb, queries=(Queries, None), total=(bool, True),
+                            ttl=(int | None, None), **_TX),
+        "RowIncrement": _model(f"{prefix}RowIncrement", **tb, **{naming.row_id: (PathId, ...)},
+                               **{naming.column: (PathId, ...)}, value=(int | float | None, None),
+                               max=(int | float | None, None), **_TX),
+        "RowDecrement": _model(f"{prefix}RowDecrement", **tb, **{naming.row_id: (PathId, ...)},
+                               **{naming.column: (PathId, ...)}, value=(int | float | None, None),
+                               min=(int | float | None, None), **_TX),
     }
     for kind in KINDS.values():
         extra: dict[str, Any] = {}

@@ -103,3 +103,27 @@ async def rows_delete(ctx, naming: Naming):
     database, table = await table_of(ctx, naming)
     rows = await svc.rows_delete(ctx, naming=naming, database=database, table=table, queries=queries_of(ctx))
     return _list(naming, database, table, rows, len(rows))
+
+
+async def rows_query(ctx, naming: Naming):
+    """POST .../rows/query: a list with the queries in the body."""
+    return await row_list(ctx, naming)
+
+
+async def _step(ctx, naming: Naming, sign: int, bound: str):
+    p = ctx.params
+    value = 1 if p.value is None else p.value
+    if value <= 0:
+        raise AppwriteError("general_argument_invalid", "Invalid `value` param: Value must be greater than 0")
+    database, table = await table_of(ctx, naming)
+    row = await svc.row_increment(ctx, naming=naming, database=database, table=table, row_uid=_row_uid(ctx, naming),
+                                  key=getattr(p, naming.column), delta=sign * value, bound=getattr(p, bound))
+    return json_response(row_model(naming, database, table, row))
+
+
+async def row_increment(ctx, naming: Naming):
+    return await _step(ctx, naming, 1, "max")
+
+
+async def row_decrement(ctx, naming: Naming):
+    return await _step(ctx, naming, -1, "min")

@@ -185,6 +185,42 @@ async def row_upsert(ctx, *, naming: Naming, database: dict, table: dict, row_ui
     return row, created
 
 
+async def row_increment(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, key: str,
+                        delta: int | float, bound: int | float | None) -> dict:
+    """Add ``delta`` (negative to decrement) to numeric column ``key``; an unset value counts as 0.
+
+    ``bound`` is the caller's ``max`` (increment) or ``min`` (decrement). Raises 404 for an
+    unknown row or column, 400 ``general_argument_invalid`` for a non-numeric column or a
+    non-positive value, 400 ``*_invalid_structure`` when the result passes ``bound`` or the
+    column's own range, 401 ``user_unauthorized``.
+    """
+    from apps.databases.schema import KINDS
+
+    column = next((c for c in table["columns"] if c["key"] == key), None)
+    if column is None:
+        raise naming.error("column", "not_found")
+    base = KINDS[column["kind"]].base
+    if base not in ("integer", "float") or column["array"]:
+        raise AppwriteError("general_argument_invalid", f'{naming.column.capitalize()} "{key}" is not numeric.')
+    if base == "integer" and isinstance(delta, float) and not delta.is_integer():
+        raise AppwriteError("general_argument_invalid", "Invalid `value` param: Value must be a valid integer")
+    async with ctx.db.transaction() as tx:
+        row = await row_for_write(tx, table=table, row_uid=row_uid)
+        if row is None:
+            raise naming.error("row", "not_found")
+        if not _can(ctx.auth, table, perm_list(row), "update"):
+            raise AppwriteError("user_unauthorized")
+        data = data_of(row)
+        value = (data.get(key) or 0) + (int(delta) if base == "integer" else delta)
+        if bound is not None and (value > bound if delta > 0 else value < bound):
+            raise naming.error("row", "invalid_structure",
+                               f'{naming.column.capitalize()} "{key}" would pass the limit {bound}.')
+        changes = validate_data(table["columns"], {key: value}, partial=True, invalid=_invalid(naming))
+        row = await _update(tx, naming, row, _stored(naming, {**data, **changes}), perm_list(row))
+    await _announce(ctx, database, table, row, "update")
+    return row
+
+
 async def row_delete(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str) -> None:
     """Raises 404 ``*_not_found`` and 401 ``user_unauthorized``."""
     async with ctx.db.transaction() as tx:

@@ -150,3 +150,21 @@ def test_bulk_create_update_delete(tdb, sql):
     r = tdb.call("DELETE", tdb.R, json={"queries": ['{"method":"equal","attribute":"done","values":[true]}']})
     assert r.status_code == 200 and r.json()["total"] == 2
     assert tdb.count(sql) == 2
+
+
+def test_increment_decrement_and_post_query(tdb):
+    tdb.add({"title": "a", "count": 5}, row_id="c1")
+    r = tdb.call("PATCH", f"{tdb.R}/c1/count/increment", json={"value": 3})
+    assert r.status_code == 200, r.text
+    assert r.json()["count"] == 8
+    assert tdb.call("PATCH", f"{tdb.R}/c1/count/decrement", json={}).json()["count"] == 7
+    r = tdb.call("PATCH", f"{tdb.R}/c1/count/increment", json={"value": 5, "max": 10})
+    assert r.status_code == 400 and r.json()["type"] == "row_invalid_structure"
+    r = tdb.call("PATCH", f"{tdb.R}/c1/count/increment", json={"value": 2000})  # column max is 1000
+    assert r.status_code == 400 and r.json()["type"] == "row_invalid_structure"
+    assert tdb.call("PATCH", f"{tdb.R}/c1/title/increment", json={}).json()["type"] == "general_argument_invalid"
+    assert tdb.call("PATCH", f"{tdb.R}/c1/nope/increment", json={}).json()["type"] == "column_not_found"
+    assert tdb.call("PATCH", f"{tdb.R}/zz/count/increment", json={}).json()["type"] == "row_not_found"
+    assert tdb.call("PATCH", f"{tdb.R}/c1/score/increment", json={"value": 0.5}).json()["score"] == 0.5
+    r = tdb.call("POST", f"{tdb.R}/query", json={"queries": ['{"method":"equal","attribute":"count","values":[7]}']})
+    assert r.status_code == 200 and [row["$id"] for row in r.json()["rows"]] == ["c1"]

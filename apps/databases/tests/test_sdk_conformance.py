@@ -99,6 +99,9 @@ def test_tablesdb_with_sdk(server, project):
     assert got.data["stock"] == 0 and got.data["active"] is True
     patched = tdb.update_row(d, t, ids[0], {"stock": 5})
     assert patched.data["stock"] == 5 and patched.data["name"] == "red chair"
+    assert tdb.increment_row_column(d, t, ids[0], "stock", value=2).data["stock"] == 7
+    assert tdb.decrement_row_column(d, t, ids[0], "stock").data["stock"] == 6
+    assert tdb.create_query(d, t, queries=[Query.equal("stock", 6)]).rows[0].id == ids[0]
     upserted = tdb.upsert_row(d, t, "fixed-id", {"name": "new", "sku": "s9"})
     assert upserted.id == "fixed-id"
     again = tdb.upsert_row(d, t, "fixed-id", {"price": 1.0})

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from apps.core.errors import AppwriteError
 from apps.core.http.context import json_response, no_content
 from apps.databases.api.common import queries_of, table_of
 from apps.databases.naming import Naming
@@ -21,6 +22,9 @@ def _list_window(ctx, items: list) -> tuple[int, list]:
             limit = q.values[0]
         elif q.method == "offset":
             offset = q.values[0]
+        else:
+            raise AppwriteError("general_query_invalid", f"Invalid query: only limit and offset are supported here, "
+                                                         f"not {q.method}")
     return len(items), items[offset:offset + limit]
 
 

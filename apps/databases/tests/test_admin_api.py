@@ -67,6 +67,9 @@ CASES = [
      "general_argument_invalid"),
     ("malformed json", "POST", "DB/tables", b"{not json", 400, "general_bad_request"),
     ("list tables bad query", "GET", "DB/tables", {"queries[0]": "{"}, 400, "general_query_invalid"),
+    ("list columns paged", "GET", "/columns", {"queries[0]": '{"method":"limit","values":[2]}'}, 200, None),
+    ("list columns filter unsupported", "GET", "/columns",
+     {"queries[0]": '{"method":"equal","attribute":"key","values":["x"]}'}, 400, "general_query_invalid"),
 ]
 
 

@@ -9,6 +9,7 @@ from apps.databases.api.common import queries_of, table_and_row_of, table_of
 from apps.databases.naming import Naming
 from apps.databases.responses import row_model
 from apps.databases.selectors import rows as selectors
+from apps.databases.services import bulk
 from apps.databases.services import rows as svc
 
 
@@ -32,7 +33,7 @@ async def row_create(ctx, naming: Naming):
     database, table = await table_of(ctx, naming)
     items = getattr(p, naming.rows)
     if items is not None:
-        rows = await svc.rows_create(ctx, naming=naming, database=database, table=table, items=items)
+        rows = await bulk.rows_create(ctx, naming=naming, database=database, table=table, items=items)
         return json_response({"total": len(rows), naming.rows: [row_model(naming, database, table, r) for r in rows]},
                              201)
     row_uid = getattr(p, naming.row_id)
@@ -77,7 +78,7 @@ async def row_delete(ctx, naming: Naming):
 
 async def rows_update(ctx, naming: Naming):
     database, table = await table_of(ctx, naming)
-    rows = await svc.rows_update(ctx, naming=naming, database=database, table=table, data=ctx.params.data,
+    rows = await bulk.rows_update(ctx, naming=naming, database=database, table=table, data=ctx.params.data,
                                  queries=queries_of(ctx))
     return _list(naming, database, table, rows, len(rows))
 
@@ -85,8 +86,8 @@ async def rows_update(ctx, naming: Naming):
 async def rows_upsert(ctx, naming: Naming):
     database, table = await table_of(ctx, naming)
     items = getattr(ctx.params, naming.rows)
-    if not 1 <= len(items) <= svc.MAX_BULK:
-        raise AppwriteError("general_argument_invalid", f"Invalid `{naming.rows}` param: 1 to {svc.MAX_BULK} items.")
+    if not 1 <= len(items) <= bulk.MAX_BULK:
+        raise AppwriteError("general_argument_invalid", f"Invalid `{naming.rows}` param: 1 to {bulk.MAX_BULK} items.")
     out = []
     for item in items:
         if not isinstance(item, dict):
@@ -101,7 +102,7 @@ async def rows_upsert(ctx, naming: Naming):
 
 async def rows_delete(ctx, naming: Naming):
     database, table = await table_of(ctx, naming)
-    rows = await svc.rows_delete(ctx, naming=naming, database=database, table=table, queries=queries_of(ctx))
+    rows = await bulk.rows_delete(ctx, naming=naming, database=database, table=table, queries=queries_of(ctx))
     return _list(naming, database, table, rows, len(rows))
 
 

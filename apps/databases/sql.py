@@ -50,6 +50,14 @@ def json_value(db, value: Any) -> Any:
     return value
 
 
+def same_json(db, stored: Any) -> Any:
+    """A parameter equal to a JSON column value as it was read back (for optimistic checks):
+    jsonb equality on PostgreSQL (whatever the driver returned), the stored text on SQLite."""
+    if is_pg(db):
+        return db.json(json.loads(stored) if isinstance(stored, (str, bytes)) else stored)
+    return stored
+
+
 def json_cast(db) -> str:
     return "::jsonb" if is_pg(db) else ""
 

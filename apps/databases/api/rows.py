@@ -56,9 +56,9 @@ async def row_get(ctx, naming: Naming):
 
 async def row_update(ctx, naming: Naming):
     p = ctx.params
-    database, table = await table_of(ctx, naming)
+    database, table, loaded = await table_and_row_of(ctx, naming, _row_uid(ctx, naming))
     row = await svc.row_update(ctx, naming=naming, database=database, table=table, row_uid=_row_uid(ctx, naming),
-                               data=p.data, permissions=p.permissions)
+                               data=p.data, permissions=p.permissions, loaded=loaded)
     return json_response(row_model(naming, database, table, row))
 
 
@@ -71,8 +71,9 @@ async def row_upsert(ctx, naming: Naming):
 
 
 async def row_delete(ctx, naming: Naming):
-    database, table = await table_of(ctx, naming)
-    await svc.row_delete(ctx, naming=naming, database=database, table=table, row_uid=_row_uid(ctx, naming))
+    database, table, loaded = await table_and_row_of(ctx, naming, _row_uid(ctx, naming))
+    await svc.row_delete(ctx, naming=naming, database=database, table=table, row_uid=_row_uid(ctx, naming),
+                         loaded=loaded)
     return no_content()
 
 

@@ -113,16 +113,49 @@ async def row_create(ctx, *, naming: Naming, database: dict, table: dict, row_ui
     return row
 
 
+_UNLOADED = object()
+
+
+async def _update_if_unchanged(db, naming: Naming, row: dict, data: dict, permissions: list[str]) -> dict | None:
+    """One-statement update that applies only if the row still holds the data and permissions
+    it was read with (optimistic concurrency); ``None`` when it changed meanwhile."""
+    cast = dialect.json_cast(db)
+    try:
+        return await db.fetchone(
+            f"UPDATE {dialect.ROWS} SET data = %s, permissions = %s, read_roles = %s, updated_at = %s "
+            f"WHERE id = %s AND data = %s{cast} AND permissions = %s{cast} RETURNING {_RETURNING}",
+            (db.json(data), db.json(permissions), dialect.roles_value(db, perm.roles_of(permissions, "read")),
+             db.dt(now()), row["id"], dialect.same_json(db, row["data"]), dialect.same_json(db, row["permissions"])),
+        )
+    except UniqueViolation:
+        raise naming.error("row", "already_exists") from None
+
+
 async def row_update(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, data: dict | None,
-                     permissions: list[str] | None) -> dict:
+                     permissions: list[str] | None, loaded: dict | None = _UNLOADED) -> dict:
     """PATCH: merge ``data`` into the row (``null`` clears a column) and/or replace permissions.
 
-    Raises 400 ``*_missing_payload``, 404 ``*_not_found``, 401 ``user_unauthorized``.
+    ``loaded`` is the row as read with the table metadata (``None``: it did not exist); with it
+    the common case is one conditional UPDATE, falling back to a locked read-modify-write when
+    the row changed in between. Raises 400 ``*_missing_payload``, 404 ``*_not_found``,
+    401 ``user_unauthorized``.
     """
     if not data and permissions is None:
         raise naming.error("row", "missing_payload")
     changes = validate_data(table["columns"], data or {}, partial=True, invalid=_invalid(naming))
     new_permissions = None if permissions is None else _permissions(ctx, permissions)
+    if loaded is None:
+        raise naming.error("row", "not_found")
+    if loaded is not _UNLOADED:
+        old_permissions = perm_list(loaded)
+        if not _can(ctx.auth, table, old_permissions, "update"):
+            raise AppwriteError("user_unauthorized")
+        merged = _stored(naming, {**data_of(loaded), **changes})
+        row = await _update_if_unchanged(ctx.db, naming, loaded, merged,
+                                         old_permissions if new_permissions is None else new_permissions)
+        if row is not None:
+            await _announce(ctx, database, table, row, "update")
+            return row
     async with ctx.db.transaction() as tx:
         row = await row_for_write(tx, table=table, row_uid=row_uid)
         if row is None:
@@ -198,8 +231,25 @@ async def row_increment(ctx, *, naming: Naming, database: dict, table: dict, row
     return row
 
 
-async def row_delete(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str) -> None:
-    """Raises 404 ``*_not_found`` and 401 ``user_unauthorized``."""
+async def row_delete(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str,
+                     loaded: dict | None = _UNLOADED) -> None:
+    """Delete a row; with ``loaded`` (see :func:`row_update`) it is one conditional DELETE.
+
+    Raises 404 ``*_not_found`` and 401 ``user_unauthorized``.
+    """
+    if loaded is None:
+        raise naming.error("row", "not_found")
+    if loaded is not _UNLOADED:
+        if not _can(ctx.auth, table, perm_list(loaded), "delete"):
+            raise AppwriteError("user_unauthorized")
+        cast = dialect.json_cast(ctx.db)
+        gone = await ctx.db.fetchone(
+            f"DELETE FROM {dialect.ROWS} WHERE id = %s AND permissions = %s{cast} RETURNING id",
+            (loaded["id"], dialect.same_json(ctx.db, loaded["permissions"])),
+        )
+        if gone is not None:
+            await _announce(ctx, database, table, loaded, "delete")
+            return
     async with ctx.db.transaction() as tx:
         row = await row_for_write(tx, table=table, row_uid=row_uid)
         if row is None:

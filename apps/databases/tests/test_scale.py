@@ -78,3 +78,23 @@ def test_permission_filtered_list_uses_indexes(api, sql, django_db_blocker):
                 plan = "\n".join(r[0] for r in cur.fetchall())
             assert "Seq Scan on databases_row" not in plan, f"{name}:\n{plan}"
     assert t.count(sql) == 100000
+
+
+def test_parallel_patches_of_one_row_lose_no_update(server, project):
+    from conftest import Api
+
+    t = Tdb(Api(server, project)).setup()
+    assert t.add({"title": "base"}, row_id="p1").status_code == 201
+    changes = [{"note": "n"}, {"body": "b"}, {"count": 3}, {"big": 4}, {"score": 1.5}, {"done": True},
+               {"due": "2024-01-01T00:00:00.000+00:00"}, {"email": "a@b.co"}, {"site": "https://x.io"},
+               {"addr": "1.2.3.4"}, {"color": "red"}, {"tags": ["t"]}] * 2
+
+    def patch(data):
+        return Api(server, project).call("PATCH", f"{t.R}/p1", key=True, json={"data": data}).status_code
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        assert set(pool.map(patch, changes)) == {200}
+    row = t.call("GET", f"{t.R}/p1").json()
+    for change in changes:
+        for key, value in change.items():
+            assert row[key] == value, key

@@ -78,6 +78,10 @@ def test_permission_filtered_list_uses_indexes(api, sql, django_db_blocker):
                 plan = "\n".join(r[0] for r in cur.fetchall())
             assert "Seq Scan on databases_row" not in plan, f"{name}:\n{plan}"
     assert t.count(sql) == 100000
+    listed = t.call("GET", t.R).json()
+    assert listed["total"] == 5000 and len(listed["rows"]) == 25  # APP_LIMIT_COUNT, default page size
+    listed = t.call("GET", t.R, params={"queries[0]": '{"method":"equal","attribute":"cat","values":["c7"]}'}).json()
+    assert listed["total"] == 200
 
 
 def test_parallel_patches_of_one_row_lose_no_update(server, project):

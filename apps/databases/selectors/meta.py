@@ -102,7 +102,7 @@ _COMMON = {"$id": _plain("r.uid", "string"), "$createdAt": _plain("r.created_at"
 
 
 async def _admin_list(ctx, listing: qp.Listing, queries: list[Query], search: str | None, select: str,
-                      total: bool, not_found_cursor: str) -> tuple[int, list[dict]]:
+                      total: bool) -> tuple[int, list[dict]]:
     if search:
         listing.where.append("(strpos(r.name, %s) > 0 OR strpos(r.uid, %s) > 0)" if dialect.is_pg(ctx.db)
                              else "(instr(r.name, %s) > 0 OR instr(r.uid, %s) > 0)")
@@ -161,8 +161,7 @@ async def run_plan(ctx, listing: qp.Listing, p: qp.Plan, select: str, total: boo
 
 async def database_list(ctx, *, queries: list[Query], search: str | None, total: bool) -> tuple[int, list[dict]]:
     listing = _admin_listing("databases_database r", ["r.project_id = %s"], [ctx.project["id"]], _COMMON)
-    count, rows = await _admin_list(ctx, listing, queries, search, ", ".join(f"r.{c}" for c in _DB_COLS), total,
-                                    "database")
+    count, rows = await _admin_list(ctx, listing, queries, search, ", ".join(f"r.{c}" for c in _DB_COLS), total)
     return count, [_database(r) for r in rows]
 
 
@@ -171,7 +170,7 @@ async def table_list(ctx, *, database: dict, queries: list[Query], search: str |
     fields = {**_COMMON, "rowSecurity": _plain("r.row_security", "boolean"),
               "documentSecurity": _plain("r.row_security", "boolean")}
     listing = _admin_listing("databases_table r", ["r.database_id = %s"], [database["id"]], fields)
-    count, rows = await _admin_list(ctx, listing, queries, search, _table_select(ctx.db, "r", ""), total, "table")
+    count, rows = await _admin_list(ctx, listing, queries, search, _table_select(ctx.db, "r", ""), total)
     return count, [_table(r) for r in rows]
 
 

@@ -18,16 +18,16 @@ from apps.databases.schema import validate_data
 from apps.databases.selectors.meta import run_plan
 from apps.databases.selectors.rows import ROW_COLUMNS, fields_of
 from apps.databases.services.rows import (
-    _announce,
-    _can,
-    _insert,
-    _invalid,
-    _prepare,
-    _require_create,
-    _stored,
-    _update,
+    allowed,
+    announce_row,
     data_of,
+    insert_row,
     perm_list,
+    prepare_new,
+    require_create,
+    stored_data,
+    structure_error,
+    write_row,
 )
 
 MAX_BULK = 1000
@@ -36,7 +36,7 @@ MAX_BULK = 1000
 async def rows_create(ctx, *, naming: Naming, database: dict, table: dict, items: list) -> list[dict]:
     """Create many rows in one transaction (``rows[]``: each its data plus optional ``$id`` and
     ``$permissions``); all or nothing."""
-    _require_create(ctx, table)
+    require_create(ctx, table)
     if not isinstance(items, list) or not 1 <= len(items) <= MAX_BULK:
         raise AppwriteError("general_argument_invalid", f"Invalid `{naming.rows}` param: 1 to {MAX_BULK} items.")
     prepared = []
@@ -44,11 +44,11 @@ async def rows_create(ctx, *, naming: Naming, database: dict, table: dict, items
         if not isinstance(item, dict):
             raise naming.error("row", "invalid_structure")
         uid = resolve_id(str(item.get("$id") or "unique()"), "$id")
-        prepared.append((uid, *_prepare(ctx, naming, table, item, item.get("$permissions"))))
+        prepared.append((uid, *prepare_new(ctx, naming, table, item, item.get("$permissions"))))
     async with ctx.db.transaction() as tx:
-        rows = [await _insert(tx, naming, table, uid, data, perms) for uid, data, perms in prepared]
+        rows = [await insert_row(tx, naming, table, uid, data, perms) for uid, data, perms in prepared]
     for row in rows:
-        await _announce(ctx, database, table, row, "create")
+        await announce_row(ctx, database, table, row, "create")
     return rows
 
 
@@ -62,21 +62,21 @@ async def _matching(ctx, table: dict, queries: list[Query], action: str) -> list
     if not any(q.method == "limit" for q in queries):
         p.limit = qp.MAX_COUNT
     _, rows = await run_plan(ctx, lst, p, ROW_COLUMNS, False)
-    return [r for r in rows if _can(ctx.auth, table, perm_list(r), action)]
+    return [r for r in rows if allowed(ctx.auth, table, perm_list(r), action)]
 
 
 async def rows_update(ctx, *, naming: Naming, database: dict, table: dict, data: dict | None,
                       queries: list[Query]) -> list[dict]:
     """Apply the same partial ``data`` to every matching row the caller may update."""
-    changes = validate_data(table["columns"], data or {}, partial=True, invalid=_invalid(naming))
+    changes = validate_data(table["columns"], data or {}, partial=True, invalid=structure_error(naming))
     targets = await _matching(ctx, table, queries, "update")
     out = []
     async with ctx.db.transaction() as tx:
         for row in targets:
-            merged = _stored(naming, {**data_of(row), **changes})
-            out.append(await _update(tx, naming, row, merged, perm_list(row)))
+            merged = stored_data(naming, {**data_of(row), **changes})
+            out.append(await write_row(tx, naming, row, merged, perm_list(row)))
     for row in out:
-        await _announce(ctx, database, table, row, "update")
+        await announce_row(ctx, database, table, row, "update")
     return out
 
 
@@ -90,5 +90,5 @@ async def rows_delete(ctx, *, naming: Naming, database: dict, table: dict, queri
                 chunk = ids[start:start + 500]
                 await tx.execute(f"DELETE FROM {dialect.ROWS} WHERE id IN ({', '.join(['%s'] * len(chunk))})", chunk)
     for row in targets:
-        await _announce(ctx, database, table, row, "delete")
+        await announce_row(ctx, database, table, row, "delete")
     return targets

@@ -27,14 +27,14 @@ MAX_ROW_BYTES = 1024 * 1024  # encoded JSON of one row's data
 _RETURNING = "id, uid, data, permissions, created_at, updated_at"
 
 
-def _invalid(naming: Naming):
+def structure_error(naming: Naming):
     def build(message: str) -> AppwriteError:
         message = message.replace("document", naming.row).replace("attribute", naming.column)
         return naming.error("row", "invalid_structure", message)
     return build
 
 
-def _can(auth, table: dict, row_permissions: list[str], action: str) -> bool:
+def allowed(auth, table: dict, row_permissions: list[str], action: str) -> bool:
     if auth.is_key or perm.allows(auth, table["permissions"], action):
         return True
     return table["row_security"] and perm.allows(auth, row_permissions, action)
@@ -48,7 +48,7 @@ def _permissions(ctx, given: list[str] | None) -> list[str]:
     return out
 
 
-def _stored(naming: Naming, data: dict) -> dict:
+def stored_data(naming: Naming, data: dict) -> dict:
     out = {k: v for k, v in data.items() if v is not None}
     if len(orjson.dumps(out)) > MAX_ROW_BYTES:
         raise naming.error("row", "invalid_structure",
@@ -56,12 +56,12 @@ def _stored(naming: Naming, data: dict) -> dict:
     return out
 
 
-def _require_create(ctx, table: dict) -> None:
+def require_create(ctx, table: dict) -> None:
     if not ctx.auth.is_key and not perm.allows(ctx.auth, table["permissions"], "create"):
         raise AppwriteError("user_unauthorized")
 
 
-async def _insert(tx, naming: Naming, table: dict, row_uid: str, data: dict, permissions: list[str]) -> dict:
+async def insert_row(tx, naming: Naming, table: dict, row_uid: str, data: dict, permissions: list[str]) -> dict:
     ts = tx.dt(now())
     try:
         return await tx.fetchone(
@@ -74,7 +74,7 @@ async def _insert(tx, naming: Naming, table: dict, row_uid: str, data: dict, per
         raise naming.error("row", "already_exists") from None
 
 
-async def _update(tx, naming: Naming, row: dict, data: dict, permissions: list[str]) -> dict:
+async def write_row(tx, naming: Naming, row: dict, data: dict, permissions: list[str]) -> dict:
     try:
         return await tx.fetchone(
             f"UPDATE {dialect.ROWS} SET data = %s, permissions = %s, read_roles = %s, updated_at = %s "
@@ -86,30 +86,30 @@ async def _update(tx, naming: Naming, row: dict, data: dict, permissions: list[s
         raise naming.error("row", "already_exists") from None
 
 
-async def _announce(ctx, database: dict, table: dict, row: dict, action: str) -> None:
+async def announce_row(ctx, database: dict, table: dict, row: dict, action: str) -> None:
     await announce(ctx, WriteEvent(
         project_id=ctx.project_id, resource="row", action=action,
         ids={"databaseId": database["uid"], "tableId": table["uid"], "rowId": row["uid"]},
         payload=row_model(TABLESDB, database, table, row)))
 
 
-def _prepare(ctx, naming: Naming, table: dict, data: dict, permissions: list[str] | None) -> tuple[dict, list[str]]:
+def prepare_new(ctx, naming: Naming, table: dict, data: dict, permissions: list[str] | None) -> tuple[dict, list[str]]:
     if not isinstance(data, dict) or not data:
         raise naming.error("row", "missing_data")
     if permissions is None and isinstance(data.get("$permissions"), list):
         permissions = data["$permissions"]
-    values = validate_data(table["columns"], data, partial=False, invalid=_invalid(naming))
-    return _stored(naming, values), _permissions(ctx, permissions)
+    values = validate_data(table["columns"], data, partial=False, invalid=structure_error(naming))
+    return stored_data(naming, values), _permissions(ctx, permissions)
 
 
 async def row_create(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, data: dict,
                      permissions: list[str] | None) -> dict:
     """Create one row. Raises 401 ``user_unauthorized``, 400 ``*_invalid_structure`` /
     ``*_missing_data``, 409 ``*_already_exists`` (same ID or a unique index clash)."""
-    _require_create(ctx, table)
-    stored, permissions = _prepare(ctx, naming, table, data, permissions)
-    row = await _insert(ctx.db, naming, table, resolve_id(row_uid, naming.row_id), stored, permissions)
-    await _announce(ctx, database, table, row, "create")
+    require_create(ctx, table)
+    stored, permissions = prepare_new(ctx, naming, table, data, permissions)
+    row = await insert_row(ctx.db, naming, table, resolve_id(row_uid, naming.row_id), stored, permissions)
+    await announce_row(ctx, database, table, row, "create")
     return row
 
 
@@ -142,30 +142,30 @@ async def row_update(ctx, *, naming: Naming, database: dict, table: dict, row_ui
     """
     if not data and permissions is None:
         raise naming.error("row", "missing_payload")
-    changes = validate_data(table["columns"], data or {}, partial=True, invalid=_invalid(naming))
+    changes = validate_data(table["columns"], data or {}, partial=True, invalid=structure_error(naming))
     new_permissions = None if permissions is None else _permissions(ctx, permissions)
     if loaded is None:
         raise naming.error("row", "not_found")
     if loaded is not _UNLOADED:
         old_permissions = perm_list(loaded)
-        if not _can(ctx.auth, table, old_permissions, "update"):
+        if not allowed(ctx.auth, table, old_permissions, "update"):
             raise AppwriteError("user_unauthorized")
-        merged = _stored(naming, {**data_of(loaded), **changes})
+        merged = stored_data(naming, {**data_of(loaded), **changes})
         row = await _update_if_unchanged(ctx.db, naming, loaded, merged,
                                          old_permissions if new_permissions is None else new_permissions)
         if row is not None:
-            await _announce(ctx, database, table, row, "update")
+            await announce_row(ctx, database, table, row, "update")
             return row
     async with ctx.db.transaction() as tx:
         row = await row_for_write(tx, table=table, row_uid=row_uid)
         if row is None:
             raise naming.error("row", "not_found")
         old_permissions = perm_list(row)
-        if not _can(ctx.auth, table, old_permissions, "update"):
+        if not allowed(ctx.auth, table, old_permissions, "update"):
             raise AppwriteError("user_unauthorized")
-        merged = _stored(naming, {**data_of(row), **changes})
-        row = await _update(tx, naming, row, merged, old_permissions if new_permissions is None else new_permissions)
-    await _announce(ctx, database, table, row, "update")
+        merged = stored_data(naming, {**data_of(row), **changes})
+        row = await write_row(tx, naming, row, merged, old_permissions if new_permissions is None else new_permissions)
+    await announce_row(ctx, database, table, row, "update")
     return row
 
 
@@ -178,20 +178,20 @@ async def row_upsert(ctx, *, naming: Naming, database: dict, table: dict, row_ui
     async with ctx.db.transaction() as tx:
         row = await row_for_write(tx, table=table, row_uid=row_uid)
         if row is None:
-            _require_create(ctx, table)
-            values = validate_data(table["columns"], data, partial=False, invalid=_invalid(naming))
+            require_create(ctx, table)
+            values = validate_data(table["columns"], data, partial=False, invalid=structure_error(naming))
             perms = perm.default_item_permissions(ctx.auth) if new_permissions is None else new_permissions
-            row = await _insert(tx, naming, table, row_uid, _stored(naming, values), perms)
+            row = await insert_row(tx, naming, table, row_uid, stored_data(naming, values), perms)
             created = True
         else:
             old_permissions = perm_list(row)
-            if not _can(ctx.auth, table, old_permissions, "update"):
+            if not allowed(ctx.auth, table, old_permissions, "update"):
                 raise AppwriteError("user_unauthorized")
-            values = validate_data(table["columns"], {**data_of(row), **data}, partial=False, invalid=_invalid(naming))
+            values = validate_data(table["columns"], {**data_of(row), **data}, partial=False, invalid=structure_error(naming))
             perms = old_permissions if new_permissions is None else new_permissions
-            row = await _update(tx, naming, row, _stored(naming, values), perms)
+            row = await write_row(tx, naming, row, stored_data(naming, values), perms)
             created = False
-    await _announce(ctx, database, table, row, "create" if created else "update")
+    await announce_row(ctx, database, table, row, "create" if created else "update")
     return row, created
 
 
@@ -218,16 +218,16 @@ async def row_increment(ctx, *, naming: Naming, database: dict, table: dict, row
         row = await row_for_write(tx, table=table, row_uid=row_uid)
         if row is None:
             raise naming.error("row", "not_found")
-        if not _can(ctx.auth, table, perm_list(row), "update"):
+        if not allowed(ctx.auth, table, perm_list(row), "update"):
             raise AppwriteError("user_unauthorized")
         data = data_of(row)
         value = (data.get(key) or 0) + (int(delta) if base == "integer" else delta)
         if bound is not None and (value > bound if delta > 0 else value < bound):
             raise naming.error("row", "invalid_structure",
                                f'{naming.column.capitalize()} "{key}" would pass the limit {bound}.')
-        changes = validate_data(table["columns"], {key: value}, partial=True, invalid=_invalid(naming))
-        row = await _update(tx, naming, row, _stored(naming, {**data, **changes}), perm_list(row))
-    await _announce(ctx, database, table, row, "update")
+        changes = validate_data(table["columns"], {key: value}, partial=True, invalid=structure_error(naming))
+        row = await write_row(tx, naming, row, stored_data(naming, {**data, **changes}), perm_list(row))
+    await announce_row(ctx, database, table, row, "update")
     return row
 
 
@@ -240,7 +240,7 @@ async def row_delete(ctx, *, naming: Naming, database: dict, table: dict, row_ui
     if loaded is None:
         raise naming.error("row", "not_found")
     if loaded is not _UNLOADED:
-        if not _can(ctx.auth, table, perm_list(loaded), "delete"):
+        if not allowed(ctx.auth, table, perm_list(loaded), "delete"):
             raise AppwriteError("user_unauthorized")
         cast = dialect.json_cast(ctx.db)
         gone = await ctx.db.fetchone(
@@ -248,16 +248,16 @@ async def row_delete(ctx, *, naming: Naming, database: dict, table: dict, row_ui
             (loaded["id"], dialect.same_json(ctx.db, loaded["permissions"])),
         )
         if gone is not None:
-            await _announce(ctx, database, table, loaded, "delete")
+            await announce_row(ctx, database, table, loaded, "delete")
             return
     async with ctx.db.transaction() as tx:
         row = await row_for_write(tx, table=table, row_uid=row_uid)
         if row is None:
             raise naming.error("row", "not_found")
-        if not _can(ctx.auth, table, perm_list(row), "delete"):
+        if not allowed(ctx.auth, table, perm_list(row), "delete"):
             raise AppwriteError("user_unauthorized")
         await tx.execute(f"DELETE FROM {dialect.ROWS} WHERE id = %s", (row["id"],))
-    await _announce(ctx, database, table, row, "delete")
+    await announce_row(ctx, database, table, row, "delete")
 
 
 def data_of(row: dict) -> dict:

@@ -100,6 +100,7 @@ INSTALLED_APPS = [
     "apps.accounts",
     "apps.abuse",
     "apps.storage",
+    "apps.databases",
 ]
 
 # The /v1 adapter is outermost: on /v1 the admin's middleware below it never runs.

@@ -11,12 +11,14 @@ from django.urls import path
 from apps.accounts.urls import endpoints as account_endpoints
 from apps.core.http.endpoint import Router
 from apps.core.urls import endpoints as core_endpoints
+from apps.databases.urls import endpoints as database_endpoints
 from apps.storage.urls import endpoints as storage_endpoints
 
 v1_router = Router([
     *core_endpoints,
     *account_endpoints,
     *storage_endpoints,
+    *database_endpoints,
 ])
 
 urlpatterns = [

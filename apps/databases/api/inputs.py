@@ -1,0 +1,104 @@
+"""Input schemas, built per view (TablesDB names ``tableId``/``rowSecurity``/``columns``,
+legacy ``collectionId``/``documentSecurity``/``attributes``). Unknown parameters are refused
+(400 ``general_argument_invalid``)."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, StringConstraints, create_model
+
+from apps.databases.naming import Naming
+from apps.databases.schema import KINDS
+
+Id = Annotated[str, StringConstraints(min_length=1, max_length=36)]
+PathId = Annotated[str, StringConstraints(min_length=1, max_length=255)]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+Text = Annotated[str, StringConstraints(max_length=1024)]
+Queries = list[str] | str | None
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def _model(model_name: str, /, **fields) -> type[BaseModel]:
+    return create_model(model_name, __base__=Strict, **fields)
+
+
+_LIST = {"queries": (Queries, None), "search": (str | None, None), "total": (bool, True)}
+_TX = {"transactionId": (str | None, None)}
+
+
+@cache
+def models(naming: Naming) -> dict[str, type[BaseModel]]:
+    """Every input model of one view, by name."""
+    t = naming.table_id
+    prefix = "TDB" if naming.db_type == "tablesdb" else "Legacy"
+    db = {"databaseId": (PathId, ...)}
+    tb = {**db, t: (PathId, ...)}
+    m = {
+        "DatabaseList": _model(f"{prefix}DatabaseList", **_LIST),
+        "DatabaseCreate": _model(f"{prefix}DatabaseCreate", databaseId=(Id, ...), name=(Name, ...),
+                                 enabled=(bool, True), description=(Text, "")),
+        "DatabaseRef": _model(f"{prefix}DatabaseRef", **db),
+        "DatabaseUpdate": _model(f"{prefix}DatabaseUpdate", **db, name=(Name | None, None),
+                                 enabled=(bool | None, None), description=(Text | None, None)),
+        "TableList": _model(f"{prefix}TableList", **db, **_LIST),
+        "TableCreate": _model(f"{prefix}TableCreate", **db, **{t: (Id, ...)}, name=(Name, ...),
+                              permissions=(list[str] | None, None), **{naming.security: (bool, False)},
+                              enabled=(bool, True), **{naming.columns: (list[dict[str, Any]] | None, None)},
+                              indexes=(list[dict[str, Any]] | None, None), description=(Text, "")),
+        "TableRef": _model(f"{prefix}TableRef", **tb),
+        "TableUpdate": _model(f"{prefix}TableUpdate", **tb, name=(Name | None, None),
+                              permissions=(list[str] | None, None), **{naming.security: (bool | None, None)},
+                              enabled=(bool | None, None), purge=(bool | None, None),
+                              description=(Text | None, None)),
+        "ColumnList": _model(f"{prefix}ColumnList", **tb, queries=(Queries, None), total=(bool, True)),
+        "ColumnRef": _model(f"{prefix}ColumnRef", **tb, key=(PathId, ...)),
+        "IndexCreate": _model(f"{prefix}IndexCreate", **tb, key=(str, ...), type=(str, ...),
+                              **{naming.index_columns: (list[str], ...)}, orders=(list[str | None] | None, None),
+                              lengths=(list[int | None] | None, None), description=(Text | None, None)),
+        "RowList": _model(f"{prefix}RowList", **tb, queries=(Queries, None), total=(bool, True),
+                          ttl=(float | None, None), **_TX),
+        "RowCreate": _model(f"{prefix}RowCreate", **tb, **{naming.row_id: (str | None, None)},
+                            data=(dict[str, Any] | None, None), permissions=(list[str] | None, None),
+                            **{naming.rows: (list[Any] | None, None)}, **_TX),
+        "RowRef": _model(f"{prefix}RowRef", **tb, **{naming.row_id: (PathId, ...)}, **_TX),
+        "RowGet": _model(f"{prefix}RowGet", **tb, **{naming.row_id: (PathId, ...)}, queries=(Queries, None), **_TX),
+        "RowWrite": _model(f"{prefix}RowWrite", **tb, **{naming.row_id: (PathId, ...)},
+                           data=(dict[str, Any] | None, None), permissions=(list[str] | None, None), **_TX),
+        "RowsUpdate": _model(f"{prefix}RowsUpdate", **tb, data=(dict[str, Any] | None, None),
+                             queries=(Queries, None), **_TX),
+        "RowsUpsert": _model(f"{prefix}RowsUpsert", **tb, **{naming.rows: (list[Any], ...)}, **_TX),
+        "RowsDelete": _model(f"{prefix}RowsDelete", **tb, queries=(Queries, None), **_TX),
+        "RowsQuery": _model(f"{prefix}RowsQuery", **tb, queries=(Queries, None), total=(bool, True),
+                            ttl=(float | None, None), **_TX),
+        "RowIncrement": _model(f"{prefix}RowIncrement", **tb, **{naming.row_id: (PathId, ...)},
+                               **{naming.column: (PathId, ...)}, value=(int | float | None, None),
+                               max=(int | float | None, None), **_TX),
+        "RowDecrement": _model(f"{prefix}RowDecrement", **tb, **{naming.row_id: (PathId, ...)},
+                               **{naming.column: (PathId, ...)}, value=(int | float | None, None),
+                               min=(int | float | None, None), **_TX),
+    }
+    for kind in KINDS.values():
+        extra: dict[str, Any] = {}
+        for p in kind.params:
+            if p == "size":
+                extra["size"] = (int | None, None)
+            elif p in ("min", "max"):
+                extra[p] = (int | float | None, None)
+            elif p == "elements":
+                extra["elements"] = (list[str] | None, None)
+            elif p == "encrypt":
+                extra["encrypt"] = (bool | None, None)
+        name = kind.name.capitalize()
+        m[f"ColumnCreate.{kind.name}"] = _model(
+            f"{prefix}{name}ColumnCreate", **tb, key=(str, ...), required=(bool, ...), default=(Any, None),
+            array=(bool, False), description=(Text | None, None), **extra)
+        m[f"ColumnUpdate.{kind.name}"] = _model(
+            f"{prefix}{name}ColumnUpdate", **tb, key=(PathId, ...), required=(bool, ...), default=(Any, None),
+            newKey=(str | None, None), description=(Text | None, None),
+            **{k: v for k, v in extra.items() if k != "encrypt"})
+    return m

@@ -1,0 +1,88 @@
+"""Column (attribute) and index endpoints. Creates answer 202 with ``status: available``
+(the work is done synchronously, contract §5.3)."""
+
+from __future__ import annotations
+
+from apps.core.errors import AppwriteError
+from apps.core.http.context import json_response, no_content
+from apps.databases.api.common import queries_of, table_of
+from apps.databases.naming import Naming
+from apps.databases.responses import column_model, index_model
+from apps.databases.services import columns as column_svc
+from apps.databases.services import indexes as index_svc
+
+_PATH = ("databaseId", "tableId", "collectionId", "key", "description")
+
+
+def _list_window(ctx, items: list) -> tuple[int, list]:
+    """limit/offset queries over an in-memory list (columns and indexes are few)."""
+    limit, offset = 5000, 0
+    for q in queries_of(ctx):
+        if q.method == "limit":
+            limit = q.values[0]
+        elif q.method == "offset":
+            offset = q.values[0]
+        else:
+            raise AppwriteError("general_query_invalid", f"Invalid query: only limit and offset are supported here, "
+                                                         f"not {q.method}")
+    return len(items), items[offset:offset + limit]
+
+
+async def column_list(ctx, naming: Naming):
+    _, table = await table_of(ctx, naming)
+    total, items = _list_window(ctx, table["columns"])
+    return json_response({"total": total if ctx.params.total else 0, naming.columns: [column_model(c) for c in items]})
+
+
+async def column_create(ctx, naming: Naming, kind: str):
+    _, table = await table_of(ctx, naming)
+    params = {k: v for k, v in ctx.params.model_dump().items() if k not in _PATH}
+    params["key"] = ctx.params.key
+    column = await column_svc.column_create(ctx, naming=naming, table=table, kind=kind, params=params)
+    return json_response(column_model(column), 202)
+
+
+async def column_get(ctx, naming: Naming):
+    _, table = await table_of(ctx, naming)
+    return json_response(column_model(column_svc.find_column(naming, table, ctx.params.key)))
+
+
+async def column_update(ctx, naming: Naming, kind: str):
+    _, table = await table_of(ctx, naming)
+    params = {k: v for k, v in ctx.params.model_dump(exclude_unset=True).items() if k not in _PATH}
+    column = await column_svc.column_update(ctx, naming=naming, table=table, kind=kind, key=ctx.params.key,
+                                            params=params)
+    return json_response(column_model(column))
+
+
+async def column_delete(ctx, naming: Naming):
+    _, table = await table_of(ctx, naming)
+    await column_svc.column_delete(ctx, naming=naming, table=table, key=ctx.params.key)
+    return no_content()
+
+
+async def index_list(ctx, naming: Naming):
+    _, table = await table_of(ctx, naming)
+    total, items = _list_window(ctx, table["indexes"])
+    return json_response({"total": total if ctx.params.total else 0,
+                          "indexes": [index_model(naming, i) for i in items]})
+
+
+async def index_create(ctx, naming: Naming):
+    p = ctx.params
+    _, table = await table_of(ctx, naming)
+    index = await index_svc.index_create(ctx, naming=naming, table=table, key=p.key, kind=p.type,
+                                         columns=getattr(p, naming.index_columns), orders=p.orders,
+                                         lengths=p.lengths)
+    return json_response(index_model(naming, index), 202)
+
+
+async def index_get(ctx, naming: Naming):
+    _, table = await table_of(ctx, naming)
+    return json_response(index_model(naming, index_svc.find_index(table, ctx.params.key)))
+
+
+async def index_delete(ctx, naming: Naming):
+    _, table = await table_of(ctx, naming)
+    await index_svc.index_delete(ctx, table=table, key=ctx.params.key)
+    return no_content()

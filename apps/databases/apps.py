@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class DatabasesConfig(AppConfig):
+    name = "apps.databases"
+    label = "databases"
+    verbose_name = "Databases, tables, columns, indexes and rows"

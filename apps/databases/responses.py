@@ -1,0 +1,75 @@
+"""Appwrite response models for both views (contract §5.3, §5.4): Database, Table/Collection,
+Column/Attribute, ColumnIndex/Index, Row/Document and their lists."""
+
+from __future__ import annotations
+
+from apps.core.db import as_dt, as_json
+from apps.core.timefmt import iso
+from apps.databases.naming import Naming
+from apps.databases.schema import FLOAT_MAX, INT_MAX, INT_MIN, KINDS
+
+
+def _ts(value) -> str:
+    return iso(as_dt(value))
+
+
+def database_model(d: dict) -> dict:
+    return {"$id": d["uid"], "name": d["name"], "description": d["description"] or "",
+            "$createdAt": _ts(d["created_at"]), "$updatedAt": _ts(d["updated_at"]),
+            "enabled": d["enabled"], "type": d["type"] if d["type"] in ("tablesdb", "legacy") else "tablesdb"}
+
+
+def column_model(c: dict) -> dict:
+    """Column and Attribute JSON (identical in both views). Always has ``status``."""
+    kind = KINDS[c["kind"]]
+    spec = c["spec"]
+    out = {"key": c["key"], "description": "", "type": kind.type, "status": "available", "error": "",
+           "required": c["required"], "array": c["array"],
+           "$createdAt": _ts(c["created_at"]), "$updatedAt": _ts(c["updated_at"])}
+    if kind.format:
+        out["format"] = kind.format
+    if kind.base == "string":
+        out["size"] = c["size"] if c["size"] is not None else 0
+    if kind.base == "integer":
+        out["min"] = spec.get("min", INT_MIN)
+        out["max"] = spec.get("max", INT_MAX)
+    if kind.base == "float":
+        out["min"] = spec.get("min", -FLOAT_MAX)
+        out["max"] = spec.get("max", FLOAT_MAX)
+    if kind.name == "enum":
+        out["elements"] = spec.get("elements", [])
+    if "encrypt" in kind.params:
+        out["encrypt"] = bool(spec.get("encrypt", False))
+    out["default"] = spec.get("default")
+    return out
+
+
+def index_model(naming: Naming, i: dict) -> dict:
+    return {"$id": i["key"], "$createdAt": _ts(i["created_at"]), "$updatedAt": _ts(i["updated_at"]),
+            "key": i["key"], "description": "", "type": i["type"], "status": "available", "error": "",
+            naming.index_columns: i["columns"], "lengths": i["lengths"] or [], "orders": i["orders"]}
+
+
+def table_model(naming: Naming, database: dict, t: dict) -> dict:
+    return {"$id": t["uid"], "$createdAt": _ts(t["created_at"]), "$updatedAt": _ts(t["updated_at"]),
+            "$permissions": t["permissions"], "databaseId": database["uid"], "name": t["name"],
+            "description": t["description"] or "", "enabled": t["enabled"], naming.security: t["row_security"],
+            naming.columns: [column_model(c) for c in t["columns"]],
+            "indexes": [index_model(naming, i) for i in t["indexes"]], "bytesMax": 0, "bytesUsed": 0}
+
+
+def row_model(naming: Naming, database: dict, table: dict, row: dict, select: list[str] | None = None) -> dict:
+    """Row/Document JSON: system keys, then every column (``null`` when unset), or only the
+    selected ones. ``$sequence`` is a string (the SDK fails on an int, contract §4)."""
+    data = as_json(row["data"]) or {}
+    out = {"$id": row["uid"], "$sequence": str(row["id"]), naming.row_table_key: table["uid"],
+           "$databaseId": database["uid"], "$createdAt": _ts(row["created_at"]),
+           "$updatedAt": _ts(row["updated_at"]), "$permissions": as_json(row["permissions"]) or []}
+    if select is None or "*" in select:
+        for c in table["columns"]:
+            out[c["key"]] = data.get(c["key"])
+    else:
+        for key in select:
+            if not key.startswith("$"):
+                out[key] = data.get(key)
+    return out

@@ -1,0 +1,195 @@
+"""Reads of databases and tables with their columns and indexes (one SQL round trip each)."""
+
+from __future__ import annotations
+
+import json
+
+from apps.core.db import as_bool, as_json
+from apps.core.errors import AppwriteError
+from apps.core.queries import Query
+from apps.databases import querying as qp
+from apps.databases import sql as dialect
+from apps.databases.naming import Naming
+from apps.databases.schema import column_from_row
+
+_DB_COLS = ("id", "uid", "name", "description", "enabled", "type", "created_at", "updated_at")
+_TABLE_COLS = ("id", "uid", "name", "description", "enabled", "row_security", "permissions", "created_at",
+               "updated_at", "database_id")
+
+
+def _database(row: dict, prefix: str = "") -> dict:
+    out = {c: row[prefix + c] for c in _DB_COLS}
+    out["enabled"] = as_bool(out["enabled"])
+    return out
+
+
+def _table(row: dict, prefix: str = "") -> dict:
+    out = {c: row[prefix + c] for c in _TABLE_COLS}
+    out["enabled"] = as_bool(out["enabled"])
+    out["row_security"] = as_bool(out["row_security"])
+    out["permissions"] = as_json(out["permissions"]) or []
+    out["columns"] = [column_from_row(c) for c in as_json(row[prefix + "columns"]) or []]
+    out["indexes"] = [_index(i) for i in as_json(row[prefix + "indexes"]) or []]
+    return out
+
+
+def _index(i: dict) -> dict:
+    return {"id": i["id"], "key": i["key"], "type": i["type"], "columns": as_json(i["columns"]) or [],
+            "orders": as_json(i["orders"]) or [], "lengths": as_json(i["lengths"]) or [],
+            "created_at": i["created_at"], "updated_at": i["updated_at"]}
+
+
+def _table_select(db, alias: str = "t", prefix: str = "t_") -> str:
+    cols = ", ".join(f"{alias}.{c} AS {prefix}{c}" for c in _TABLE_COLS)
+    return (f"{cols}, {dialect.aggregate(db, 'databases_column', alias + '.id')} AS {prefix}columns, "
+            f"{dialect.aggregate(db, 'databases_index', alias + '.id')} AS {prefix}indexes")
+
+
+async def database_get(ctx, *, database_uid: str) -> dict | None:
+    """The project's database ``database_uid`` or ``None``."""
+    row = await ctx.db.fetchone(
+        f"SELECT {', '.join(_DB_COLS)} FROM databases_database WHERE project_id = %s AND uid = %s",
+        (ctx.project["id"], database_uid),
+    )
+    return _database(row) if row else None
+
+
+async def table_meta(ctx, *, database_uid: str, table_uid: str) -> tuple[dict | None, dict | None]:
+    """``(database, table)`` in one query; the table carries ``columns`` and ``indexes``.
+    Either is ``None`` when missing."""
+    database, table, _ = await table_meta_with_row(ctx, database_uid=database_uid, table_uid=table_uid)
+    return database, table
+
+
+_ROW_COLS = ("id", "uid", "data", "permissions", "created_at", "updated_at")
+
+
+async def table_meta_with_row(ctx, *, database_uid: str, table_uid: str,
+                              row_uid: str | None = None) -> tuple[dict | None, dict | None, dict | None]:
+    """Like :func:`table_meta`, plus the row ``row_uid`` (unchecked for permissions) in the same
+    round trip: a row GET is one query."""
+    db_cols = ", ".join(f"d.{c} AS d_{c}" for c in _DB_COLS)
+    params: list = [table_uid]
+    row_cols, row_join = "", ""
+    if row_uid is not None:
+        row_cols = ", " + ", ".join(f"r.{c} AS r_{c}" for c in _ROW_COLS)
+        row_join = "LEFT JOIN databases_row r ON r.table_id = t.id AND r.uid = %s "
+        params.append(row_uid)
+    found = await ctx.db.fetchone(
+        f"SELECT {db_cols}, {_table_select(ctx.db)}{row_cols} FROM databases_database d "
+        f"LEFT JOIN databases_table t ON t.database_id = d.id AND t.uid = %s {row_join}"
+        "WHERE d.project_id = %s AND d.uid = %s",
+        (*params, ctx.project["id"], database_uid),
+    )
+    if found is None:
+        return None, None, None
+    table = _table(found, "t_") if found["t_id"] is not None else None
+    row = {c: found[f"r_{c}"] for c in _ROW_COLS} if row_uid is not None and found["r_id"] is not None else None
+    return _database(found, "d_"), table, row
+
+
+def _admin_listing(source: str, where: list[str], params: list, fields: dict[str, qp.Field]) -> qp.Listing:
+    return qp.Listing(source=source, where=where, params=params, resolve=fields.get)
+
+
+def _plain(expr: str, base: str) -> qp.Field:
+    return qp.Field(expr, base)
+
+
+_COMMON = {"$id": _plain("r.uid", "string"), "$createdAt": _plain("r.created_at", "ts"),
+           "$updatedAt": _plain("r.updated_at", "ts"), "name": _plain("r.name", "string"),
+           "enabled": _plain("r.enabled", "boolean")}
+
+
+async def _admin_list(ctx, listing: qp.Listing, queries: list[Query], search: str | None, select: str,
+                      total: bool) -> tuple[int, list[dict]]:
+    if search:
+        listing.where.append("(strpos(r.name, %s) > 0 OR strpos(r.uid, %s) > 0)" if dialect.is_pg(ctx.db)
+                             else "(instr(r.name, %s) > 0 OR instr(r.uid, %s) > 0)")
+        listing.params.extend([search, search])
+    p = qp.plan(ctx.db, listing, queries, allow_select=False)
+    return await run_plan(ctx, listing, p, select, total)
+
+
+def page_sql(source: str, where: list[str], p: qp.Plan, select: str, reverse: bool = False) -> str:
+    """The SELECT of one page of a listing (the same text for lists and for EXPLAIN checks)."""
+    return (f"SELECT {select} FROM {source} WHERE {' AND '.join(where) or '1 = 1'} "
+            f"ORDER BY {qp.order_sql(p.orders, reverse)} LIMIT {int(p.limit)} OFFSET {int(p.offset)}")
+
+
+async def run_plan(ctx, listing: qp.Listing, p: qp.Plan, select: str, total: bool) -> tuple[int, list[dict]]:
+    """Execute a compiled plan: the page (honouring the cursor) and the capped total.
+
+    Raises 400 ``general_cursor_not_found`` when the cursor row is not in the listing.
+    """
+    where = list(p.where)
+    params = list(p.params)
+    reverse = False
+    if p.cursor is not None:
+        uid, direction = p.cursor
+        reverse = direction == "before"
+        # JSON order values travel as text and are decoded here: drivers disagree on jsonb
+        # (psycopg decodes it, Django's cursor returns the raw text).
+        as_text = dialect.is_pg(ctx.db)
+        exprs = ", ".join(f"({e})::text AS c{i}" if j and as_text else f"{e} AS c{i}"
+                          for i, (e, _, j) in enumerate(p.orders))
+        base = " AND ".join(listing.where) or "1 = 1"
+        found = await ctx.db.fetchone(
+            f"SELECT {exprs} FROM {listing.source} WHERE {base} AND {listing.uid} = %s",
+            (*listing.params, uid),
+        )
+        if found is None:
+            raise AppwriteError("general_cursor_not_found", f'Cursor not found: "{uid}"')
+        values = [found[f"c{i}"] for i in range(len(p.orders))]
+        if as_text:
+            values = [json.loads(v) if j and v is not None else v for (_, _, j), v in zip(p.orders, values, strict=True)]
+        cond, cparams = qp.cursor_condition(ctx.db, p.orders, values, reverse)
+        where.append(cond)
+        params.extend(cparams)
+    rows = await ctx.db.fetchall(page_sql(listing.source, where, p, select, reverse), params)
+    if reverse:
+        rows.reverse()
+    count = 0
+    if total:
+        if p.cursor is None and len(rows) < p.limit and (rows or p.offset == 0):
+            count = p.offset + len(rows)  # a short page ends the listing: no second query needed
+        else:
+            csql, cparams = qp.count_sql(listing.source, p)
+            count = await ctx.db.fetchval(csql, cparams)
+    return min(int(count or 0), qp.MAX_COUNT), rows
+
+
+async def database_list(ctx, *, queries: list[Query], search: str | None, total: bool) -> tuple[int, list[dict]]:
+    listing = _admin_listing("databases_database r", ["r.project_id = %s"], [ctx.project["id"]], _COMMON)
+    count, rows = await _admin_list(ctx, listing, queries, search, ", ".join(f"r.{c}" for c in _DB_COLS), total)
+    return count, [_database(r) for r in rows]
+
+
+async def table_list(ctx, *, database: dict, queries: list[Query], search: str | None,
+                     total: bool) -> tuple[int, list[dict]]:
+    fields = {**_COMMON, "rowSecurity": _plain("r.row_security", "boolean"),
+              "documentSecurity": _plain("r.row_security", "boolean")}
+    listing = _admin_listing("databases_table r", ["r.database_id = %s"], [database["id"]], fields)
+    count, rows = await _admin_list(ctx, listing, queries, search, _table_select(ctx.db, "r", ""), total)
+    return count, [_table(r) for r in rows]
+
+
+def require_database(naming: Naming, database: dict | None, auth) -> dict:
+    """404 ``database_not_found`` when missing (or disabled, for non-key callers)."""
+    if database is None or (not database["enabled"] and not auth.is_key):
+        raise AppwriteError("database_not_found")
+    return database
+
+
+def require_table(naming: Naming, table: dict | None, auth) -> dict:
+    """404 ``table_not_found`` / ``collection_not_found`` when missing or disabled (non-key)."""
+    if table is None or (not table["enabled"] and not auth.is_key):
+        raise naming.error("table", "not_found")
+    return table
+
+
+async def resolve(ctx, naming: Naming, database_uid: str, table_uid: str) -> tuple[dict, dict]:
+    """The enabled database and table for a request, or the view's 404."""
+    database, table = await table_meta(ctx, database_uid=database_uid, table_uid=table_uid)
+    require_database(naming, database, ctx.auth)
+    return database, require_table(naming, table, ctx.auth)

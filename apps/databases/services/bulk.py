@@ -1,0 +1,94 @@
+"""Bulk writes on rows: create many, and update or delete every row matched by queries.
+
+Same rules as the single-row services (``services.rows``): validation before any write, one
+transaction, permissions per row, events after commit. Bulk update/delete touch only the
+rows the caller may update/delete.
+"""
+
+from __future__ import annotations
+
+from apps.core import permissions as perm
+from apps.core.errors import AppwriteError
+from apps.core.ids import resolve_id
+from apps.core.queries import Query
+from apps.databases import querying as qp
+from apps.databases import sql as dialect
+from apps.databases.naming import Naming
+from apps.databases.schema import validate_data
+from apps.databases.selectors.meta import run_plan
+from apps.databases.selectors.rows import ROW_COLUMNS, fields_of
+from apps.databases.services.rows import (
+    allowed,
+    announce_row,
+    data_of,
+    insert_row,
+    perm_list,
+    prepare_new,
+    require_create,
+    stored_data,
+    structure_error,
+    write_row,
+)
+
+MAX_BULK = 1000
+
+
+async def rows_create(ctx, *, naming: Naming, database: dict, table: dict, items: list) -> list[dict]:
+    """Create many rows in one transaction (``rows[]``: each its data plus optional ``$id`` and
+    ``$permissions``); all or nothing."""
+    require_create(ctx, table)
+    if not isinstance(items, list) or not 1 <= len(items) <= MAX_BULK:
+        raise AppwriteError("general_argument_invalid", f"Invalid `{naming.rows}` param: 1 to {MAX_BULK} items.")
+    prepared = []
+    for item in items:
+        if not isinstance(item, dict):
+            raise naming.error("row", "invalid_structure")
+        uid = resolve_id(str(item.get("$id") or "unique()"), "$id")
+        prepared.append((uid, *prepare_new(ctx, naming, table, item, item.get("$permissions"))))
+    async with ctx.db.transaction() as tx:
+        rows = [await insert_row(tx, naming, table, uid, data, perms) for uid, data, perms in prepared]
+    for row in rows:
+        await announce_row(ctx, database, table, row, "create")
+    return rows
+
+
+async def _matching(ctx, table: dict, queries: list[Query], action: str) -> list[dict]:
+    """Rows matched by ``queries`` that the caller may ``action`` (all of them unless a
+    ``limit`` query says otherwise, up to :data:`qp.MAX_COUNT`)."""
+    if not (ctx.auth.is_key or perm.allows(ctx.auth, table["permissions"], action) or table["row_security"]):
+        raise AppwriteError("user_unauthorized")
+    lst = qp.Listing(f"{dialect.ROWS} r", [f"r.table_id = {int(table['id'])}"], [], fields_of(ctx.db, table))
+    p = qp.plan(ctx.db, lst, queries, allow_select=False)
+    if not any(q.method == "limit" for q in queries):
+        p.limit = qp.MAX_COUNT
+    _, rows = await run_plan(ctx, lst, p, ROW_COLUMNS, False)
+    return [r for r in rows if allowed(ctx.auth, table, perm_list(r), action)]
+
+
+async def rows_update(ctx, *, naming: Naming, database: dict, table: dict, data: dict | None,
+                      queries: list[Query]) -> list[dict]:
+    """Apply the same partial ``data`` to every matching row the caller may update."""
+    changes = validate_data(table["columns"], data or {}, partial=True, invalid=structure_error(naming))
+    targets = await _matching(ctx, table, queries, "update")
+    out = []
+    async with ctx.db.transaction() as tx:
+        for row in targets:
+            merged = stored_data(naming, {**data_of(row), **changes})
+            out.append(await write_row(tx, naming, row, merged, perm_list(row)))
+    for row in out:
+        await announce_row(ctx, database, table, row, "update")
+    return out
+
+
+async def rows_delete(ctx, *, naming: Naming, database: dict, table: dict, queries: list[Query]) -> list[dict]:
+    """Delete every matching row the caller may delete; returns the deleted rows."""
+    targets = await _matching(ctx, table, queries, "delete")
+    if targets:
+        async with ctx.db.transaction() as tx:
+            ids = [r["id"] for r in targets]
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                await tx.execute(f"DELETE FROM {dialect.ROWS} WHERE id IN ({', '.join(['%s'] * len(chunk))})", chunk)
+    for row in targets:
+        await announce_row(ctx, database, table, row, "delete")
+    return targets

@@ -1,0 +1,77 @@
+"""Writes for databases and tables (collections). Each raises typed ``AppwriteError``s."""
+
+from __future__ import annotations
+
+from apps.core import permissions as perm
+from apps.core.db import UniqueViolation, now
+from apps.core.errors import AppwriteError
+from apps.databases.naming import Naming
+from apps.databases.selectors import meta
+from apps.databases.services import ddl
+
+
+async def database_create(ctx, *, naming: Naming, database_uid: str, name: str, enabled: bool,
+                          description: str) -> dict:
+    """Create a database of type ``naming.db_type``. Raises 409 ``database_already_exists``."""
+    ts = ctx.db.dt(now())
+    try:
+        await ctx.db.execute(
+            "INSERT INTO databases_database (project_id, uid, name, description, enabled, type, created_at, updated_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            (ctx.project["id"], database_uid, name, description, enabled, naming.db_type, ts, ts),
+        )
+    except UniqueViolation:
+        raise AppwriteError("database_already_exists") from None
+    return await meta.database_get(ctx, database_uid=database_uid)
+
+
+async def database_update(ctx, *, database: dict, fields: dict) -> dict:
+    """Update ``name``/``enabled``/``description`` (only the keys given)."""
+    sets = [f"{k} = %s" for k in fields] + ["updated_at = %s"]
+    await ctx.db.execute(f"UPDATE databases_database SET {', '.join(sets)} WHERE id = %s",
+                         (*fields.values(), ctx.db.dt(now()), database["id"]))
+    return await meta.database_get(ctx, database_uid=database["uid"])
+
+
+async def database_delete(ctx, *, database: dict) -> None:
+    """Delete a database with its tables, rows and their SQL indexes."""
+    async with ctx.db.transaction() as tx:
+        tables = await tx.fetchall("SELECT id FROM databases_table WHERE database_id = %s", (database["id"],))
+        await ddl.drop_all(tx, [t["id"] for t in tables])
+        await tx.execute("DELETE FROM databases_database WHERE id = %s", (database["id"],))
+
+
+async def table_create(ctx, *, naming: Naming, database: dict, table_uid: str, name: str,
+                       permissions: list[str] | None, row_security: bool, enabled: bool, description: str) -> dict:
+    """Create an empty table. Raises 409 ``table_already_exists`` / ``collection_already_exists``,
+    400 ``general_argument_invalid`` for permission strings that don't parse."""
+    permissions = perm.normalize(permissions, perm.CONTAINER_ACTIONS) or []
+    ts = ctx.db.dt(now())
+    try:
+        await ctx.db.execute(
+            "INSERT INTO databases_table (database_id, uid, name, description, enabled, row_security, permissions, "
+            "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (database["id"], table_uid, name, description, enabled, row_security, ctx.db.json(permissions), ts, ts),
+        )
+    except UniqueViolation:
+        raise naming.error("table", "already_exists") from None
+    _, table = await meta.table_meta(ctx, database_uid=database["uid"], table_uid=table_uid)
+    return table
+
+
+async def table_update(ctx, *, database: dict, table: dict, fields: dict) -> dict:
+    """Update ``name``, ``permissions``, ``row_security``, ``enabled``, ``description``."""
+    if "permissions" in fields:
+        fields["permissions"] = ctx.db.json(perm.normalize(fields["permissions"], perm.CONTAINER_ACTIONS) or [])
+    sets = [f"{k} = %s" for k in fields] + ["updated_at = %s"]
+    await ctx.db.execute(f"UPDATE databases_table SET {', '.join(sets)} WHERE id = %s",
+                         (*fields.values(), ctx.db.dt(now()), table["id"]))
+    _, fresh = await meta.table_meta(ctx, database_uid=database["uid"], table_uid=table["uid"])
+    return fresh
+
+
+async def table_delete(ctx, *, table: dict) -> None:
+    """Delete a table with its columns, indexes (and their SQL indexes) and rows."""
+    async with ctx.db.transaction() as tx:
+        await ddl.drop_all(tx, [table["id"]])
+        await tx.execute("DELETE FROM databases_table WHERE id = %s", (table["id"],))

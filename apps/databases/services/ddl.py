@@ -1,0 +1,68 @@
+"""SQL indexes behind user indexes: partial expression indexes on the rows table.
+
+Each user index becomes ``udx_<table pk>_<index pk>`` on ``databases_row`` restricted to its
+table (``WHERE table_id = <pk>``), over the same expressions the query compiler emits, so the
+planner can use it for filters and orders. ``unique`` becomes a UNIQUE index (a clash on write
+is a UniqueViolation -> 409). ``fulltext`` is a GIN index over ``to_tsvector`` on PostgreSQL;
+on SQLite it has no SQL index (search falls back to a substring match).
+"""
+
+from __future__ import annotations
+
+from apps.databases import sql as dialect
+
+_SYSTEM = {"$id": "uid", "$createdAt": "created_at", "$updatedAt": "updated_at", "$sequence": "id"}
+
+
+def index_name(table_pk: int, index_pk: int) -> str:
+    return f"udx_{int(table_pk)}_{int(index_pk)}"
+
+
+def _expr(db, key: str) -> str:
+    if key in _SYSTEM:
+        return _SYSTEM[key]
+    return "(" + dialect.index_expr(db, key).replace("r.data", "data") + ")"
+
+
+def create_sql(db, table_pk: int, index: dict) -> str | None:
+    """The CREATE INDEX statement for ``index`` (``None`` when the vendor has none)."""
+    name = index_name(table_pk, index["id"])
+    where = f"WHERE table_id = {int(table_pk)}"
+    if index["type"] == "fulltext":
+        if not dialect.is_pg(db):
+            return None
+        parts = " || ' ' || ".join(f"coalesce({dialect.data_text_expr(db, k).replace('r.data', 'data')}, '')"
+                                   for k in index["columns"])
+        if len(index["columns"]) == 1:
+            parts = dialect.data_text_expr(db, index["columns"][0]).replace("r.data", "data")
+        return f"CREATE INDEX {name} ON {dialect.ROWS} USING gin (to_tsvector('simple', {parts})) {where}"
+    orders = index.get("orders") or []
+    cols = []
+    for i, key in enumerate(index["columns"]):
+        desc = i < len(orders) and str(orders[i]).lower() == "desc"
+        direction = " DESC" if desc else ""
+        if key not in _SYSTEM and dialect.is_pg(db):  # match ORDER BY's "NULLs are smallest"
+            direction += " NULLS LAST" if desc else " NULLS FIRST"
+        cols.append(_expr(db, key) + direction)
+    unique = "UNIQUE " if index["type"] == "unique" else ""
+    return f"CREATE {unique}INDEX {name} ON {dialect.ROWS} ({', '.join(cols)}) {where}"
+
+
+async def create(db, table_pk: int, index: dict) -> None:
+    statement = create_sql(db, table_pk, index)
+    if statement:
+        await db.execute(statement)
+
+
+async def drop(db, table_pk: int, index_pk: int) -> None:
+    await db.execute(f"DROP INDEX IF EXISTS {index_name(table_pk, index_pk)}")
+
+
+async def drop_all(db, table_pks: list[int]) -> None:
+    """Drop the SQL indexes of every user index of these tables."""
+    if not table_pks:
+        return
+    marks = ", ".join(["%s"] * len(table_pks))
+    rows = await db.fetchall(f"SELECT id, table_id FROM databases_index WHERE table_id IN ({marks})", list(table_pks))
+    for r in rows:
+        await drop(db, r["table_id"], r["id"])

@@ -1,0 +1,86 @@
+"""Writes for user indexes (key, unique, fulltext), backed by real SQL indexes (``ddl``)."""
+
+from __future__ import annotations
+
+from apps.core.db import UniqueViolation, now
+from apps.core.errors import AppwriteError
+from apps.databases.naming import Naming
+from apps.databases.schema import KINDS, check_key
+from apps.databases.services import ddl
+
+TYPES = ("key", "unique", "fulltext")
+MAX_INDEXES = 64
+_SYSTEM = ("$id", "$createdAt", "$updatedAt", "$sequence")
+
+
+def find_index(table: dict, key: str) -> dict:
+    for i in table["indexes"]:
+        if i["key"] == key:
+            return i
+    raise AppwriteError("index_not_found")
+
+
+def _check(naming: Naming, table: dict, kind: str, columns: list, orders: list | None) -> list[str]:
+    if kind not in TYPES:
+        raise AppwriteError("index_invalid", f"Index type {kind!r} is not supported; use key, unique or fulltext.")
+    if not isinstance(columns, list) or not 1 <= len(columns) <= 32:
+        raise AppwriteError("index_invalid", f"An index needs 1 to 32 {naming.columns}.")
+    by_key = {c["key"]: c for c in table["columns"]}
+    if len(set(columns)) != len(columns):
+        raise AppwriteError("index_invalid", f"Duplicate {naming.columns} in index.")
+    for key in columns:
+        if key in _SYSTEM:
+            if kind == "fulltext":
+                raise AppwriteError("index_invalid", "A fulltext index works on string columns only.")
+            continue
+        column = by_key.get(key)
+        if column is None:
+            raise AppwriteError("index_invalid", f'Invalid index {naming.column} "{key}" not found.')
+        if kind == "fulltext" and (KINDS[column["kind"]].base != "string" or column["array"]):
+            raise AppwriteError("index_invalid", "A fulltext index works on string columns only.")
+    out_orders = []
+    for o in orders or []:
+        if not isinstance(o, str) or o.lower() not in ("asc", "desc"):
+            raise AppwriteError("index_invalid", "Orders must be ASC or DESC.")
+        out_orders.append(o.upper())
+    if len(out_orders) > len(columns):
+        raise AppwriteError("index_invalid", "More orders than columns.")
+    return out_orders
+
+
+async def index_create(ctx, *, naming: Naming, table: dict, key: str, kind: str, columns: list,
+                       orders: list | None, lengths: list | None) -> dict:
+    """Create the index and its SQL index in one transaction.
+
+    Raises 409 ``index_already_exists``; 400 ``index_invalid`` for bad types/columns/orders or
+    a unique index over values that already repeat; 400 ``index_limit_exceeded``.
+    """
+    check_key(key, "key")
+    if any(i["key"] == key for i in table["indexes"]):
+        raise AppwriteError("index_already_exists")
+    if len(table["indexes"]) >= MAX_INDEXES:
+        raise AppwriteError("index_limit_exceeded")
+    orders = _check(naming, table, kind, columns, orders)
+    ts = ctx.db.dt(now())
+    try:
+        async with ctx.db.transaction() as tx:
+            try:
+                row = await tx.fetchone(
+                    "INSERT INTO databases_index (table_id, key, type, columns, orders, lengths, created_at, updated_at) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                    (table["id"], key, kind, tx.json(columns), tx.json(orders), tx.json(lengths or []), ts, ts),
+                )
+            except UniqueViolation:
+                raise AppwriteError("index_already_exists") from None
+            await ddl.create(tx, table["id"], {"id": row["id"], "type": kind, "columns": columns, "orders": orders})
+    except UniqueViolation:
+        raise AppwriteError("index_invalid", "Cannot create a unique index: existing values repeat.") from None
+    return {"id": row["id"], "key": key, "type": kind, "columns": columns, "orders": orders,
+            "lengths": lengths or [], "created_at": ts, "updated_at": ts}
+
+
+async def index_delete(ctx, *, table: dict, key: str) -> None:
+    index = find_index(table, key)
+    async with ctx.db.transaction() as tx:
+        await ddl.drop(tx, table["id"], index["id"])
+        await tx.execute("DELETE FROM databases_index WHERE id = %s", (index["id"],))

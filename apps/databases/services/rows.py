@@ -1,0 +1,272 @@
+"""Writes for rows (documents): create, bulk create, update, upsert, delete, bulk update/delete.
+
+Permissions (contract §7): create is decided by the table's ``create`` permission; update and
+delete by the table's permission or, with row security, the row's own. Non-key callers may
+only grant roles they hold; a session user's row without permissions gets
+``read/update/delete("user:<id>")``. Data is validated against the columns on every write
+(``schema.validate_data``); nothing is written when validation fails. Events are announced
+after commit.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from apps.core import permissions as perm
+from apps.core.db import UniqueViolation, now
+from apps.core.errors import AppwriteError
+from apps.core.events import WriteEvent, announce
+from apps.core.ids import resolve_id
+from apps.databases import sql as dialect
+from apps.databases.naming import TABLESDB, Naming
+from apps.databases.responses import row_model
+from apps.databases.schema import validate_data
+from apps.databases.selectors.rows import row_for_write
+
+MAX_ROW_BYTES = 1024 * 1024  # encoded JSON of one row's data
+_RETURNING = "id, uid, data, permissions, created_at, updated_at"
+
+
+def structure_error(naming: Naming):
+    def build(message: str) -> AppwriteError:
+        message = message.replace("document", naming.row).replace("attribute", naming.column)
+        return naming.error("row", "invalid_structure", message)
+    return build
+
+
+def allowed(auth, table: dict, row_permissions: list[str], action: str) -> bool:
+    if auth.is_key or perm.allows(auth, table["permissions"], action):
+        return True
+    return table["row_security"] and perm.allows(auth, row_permissions, action)
+
+
+def _permissions(ctx, given: list[str] | None) -> list[str]:
+    if given is None:
+        return perm.default_item_permissions(ctx.auth)
+    out = perm.normalize(given, perm.ITEM_ACTIONS)
+    perm.check_grantable(ctx.auth, out)
+    return out
+
+
+def stored_data(naming: Naming, data: dict) -> dict:
+    out = {k: v for k, v in data.items() if v is not None}
+    if len(orjson.dumps(out)) > MAX_ROW_BYTES:
+        raise naming.error("row", "invalid_structure",
+                           f"Invalid {naming.row} structure: the {naming.row} is larger than {MAX_ROW_BYTES} bytes.")
+    return out
+
+
+def require_create(ctx, table: dict) -> None:
+    if not ctx.auth.is_key and not perm.allows(ctx.auth, table["permissions"], "create"):
+        raise AppwriteError("user_unauthorized")
+
+
+async def insert_row(tx, naming: Naming, table: dict, row_uid: str, data: dict, permissions: list[str]) -> dict:
+    ts = tx.dt(now())
+    try:
+        return await tx.fetchone(
+            f"INSERT INTO {dialect.ROWS} (table_id, uid, data, permissions, read_roles, created_at, updated_at) "
+            f"VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING {_RETURNING}",
+            (table["id"], row_uid, tx.json(data), tx.json(permissions),
+             dialect.roles_value(tx, perm.roles_of(permissions, "read")), ts, ts),
+        )
+    except UniqueViolation:
+        raise naming.error("row", "already_exists") from None
+
+
+async def write_row(tx, naming: Naming, row: dict, data: dict, permissions: list[str]) -> dict:
+    try:
+        return await tx.fetchone(
+            f"UPDATE {dialect.ROWS} SET data = %s, permissions = %s, read_roles = %s, updated_at = %s "
+            f"WHERE id = %s RETURNING {_RETURNING}",
+            (tx.json(data), tx.json(permissions), dialect.roles_value(tx, perm.roles_of(permissions, "read")),
+             tx.dt(now()), row["id"]),
+        )
+    except UniqueViolation:
+        raise naming.error("row", "already_exists") from None
+
+
+async def announce_row(ctx, database: dict, table: dict, row: dict, action: str) -> None:
+    await announce(ctx, WriteEvent(
+        project_id=ctx.project_id, resource="row", action=action,
+        ids={"databaseId": database["uid"], "tableId": table["uid"], "rowId": row["uid"]},
+        payload=row_model(TABLESDB, database, table, row)))
+
+
+def prepare_new(ctx, naming: Naming, table: dict, data: dict, permissions: list[str] | None) -> tuple[dict, list[str]]:
+    if not isinstance(data, dict) or not data:
+        raise naming.error("row", "missing_data")
+    if permissions is None and isinstance(data.get("$permissions"), list):
+        permissions = data["$permissions"]
+    values = validate_data(table["columns"], data, partial=False, invalid=structure_error(naming))
+    return stored_data(naming, values), _permissions(ctx, permissions)
+
+
+async def row_create(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, data: dict,
+                     permissions: list[str] | None) -> dict:
+    """Create one row. Raises 401 ``user_unauthorized``, 400 ``*_invalid_structure`` /
+    ``*_missing_data``, 409 ``*_already_exists`` (same ID or a unique index clash)."""
+    require_create(ctx, table)
+    stored, permissions = prepare_new(ctx, naming, table, data, permissions)
+    row = await insert_row(ctx.db, naming, table, resolve_id(row_uid, naming.row_id), stored, permissions)
+    await announce_row(ctx, database, table, row, "create")
+    return row
+
+
+_UNLOADED = object()
+
+
+async def _update_if_unchanged(db, naming: Naming, row: dict, data: dict, permissions: list[str]) -> dict | None:
+    """One-statement update that applies only if the row still holds the data and permissions
+    it was read with (optimistic concurrency); ``None`` when it changed meanwhile."""
+    cast = dialect.json_cast(db)
+    try:
+        return await db.fetchone(
+            f"UPDATE {dialect.ROWS} SET data = %s, permissions = %s, read_roles = %s, updated_at = %s "
+            f"WHERE id = %s AND data = %s{cast} AND permissions = %s{cast} RETURNING {_RETURNING}",
+            (db.json(data), db.json(permissions), dialect.roles_value(db, perm.roles_of(permissions, "read")),
+             db.dt(now()), row["id"], dialect.same_json(db, row["data"]), dialect.same_json(db, row["permissions"])),
+        )
+    except UniqueViolation:
+        raise naming.error("row", "already_exists") from None
+
+
+async def row_update(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, data: dict | None,
+                     permissions: list[str] | None, loaded: dict | None = _UNLOADED) -> dict:
+    """PATCH: merge ``data`` into the row (``null`` clears a column) and/or replace permissions.
+
+    ``loaded`` is the row as read with the table metadata (``None``: it did not exist); with it
+    the common case is one conditional UPDATE, falling back to a locked read-modify-write when
+    the row changed in between. Raises 400 ``*_missing_payload``, 404 ``*_not_found``,
+    401 ``user_unauthorized``.
+    """
+    if not data and permissions is None:
+        raise naming.error("row", "missing_payload")
+    changes = validate_data(table["columns"], data or {}, partial=True, invalid=structure_error(naming))
+    new_permissions = None if permissions is None else _permissions(ctx, permissions)
+    if loaded is None:
+        raise naming.error("row", "not_found")
+    if loaded is not _UNLOADED:
+        old_permissions = perm_list(loaded)
+        if not allowed(ctx.auth, table, old_permissions, "update"):
+            raise AppwriteError("user_unauthorized")
+        merged = stored_data(naming, {**data_of(loaded), **changes})
+        row = await _update_if_unchanged(ctx.db, naming, loaded, merged,
+                                         old_permissions if new_permissions is None else new_permissions)
+        if row is not None:
+            await announce_row(ctx, database, table, row, "update")
+            return row
+    async with ctx.db.transaction() as tx:
+        row = await row_for_write(tx, table=table, row_uid=row_uid)
+        if row is None:
+            raise naming.error("row", "not_found")
+        old_permissions = perm_list(row)
+        if not allowed(ctx.auth, table, old_permissions, "update"):
+            raise AppwriteError("user_unauthorized")
+        merged = stored_data(naming, {**data_of(row), **changes})
+        row = await write_row(tx, naming, row, merged, old_permissions if new_permissions is None else new_permissions)
+    await announce_row(ctx, database, table, row, "update")
+    return row
+
+
+async def row_upsert(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, data: dict | None,
+                     permissions: list[str] | None) -> tuple[dict, bool]:
+    """PUT: update the row if it exists (merging ``data``), else create it. ``(row, created)``."""
+    row_uid = resolve_id(row_uid, naming.row_id)
+    data = data or {}
+    new_permissions = None if permissions is None else _permissions(ctx, permissions)
+    async with ctx.db.transaction() as tx:
+        row = await row_for_write(tx, table=table, row_uid=row_uid)
+        if row is None:
+            require_create(ctx, table)
+            values = validate_data(table["columns"], data, partial=False, invalid=structure_error(naming))
+            perms = perm.default_item_permissions(ctx.auth) if new_permissions is None else new_permissions
+            row = await insert_row(tx, naming, table, row_uid, stored_data(naming, values), perms)
+            created = True
+        else:
+            old_permissions = perm_list(row)
+            if not allowed(ctx.auth, table, old_permissions, "update"):
+                raise AppwriteError("user_unauthorized")
+            values = validate_data(table["columns"], {**data_of(row), **data}, partial=False, invalid=structure_error(naming))
+            perms = old_permissions if new_permissions is None else new_permissions
+            row = await write_row(tx, naming, row, stored_data(naming, values), perms)
+            created = False
+    await announce_row(ctx, database, table, row, "create" if created else "update")
+    return row, created
+
+
+async def row_increment(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, key: str,
+                        delta: int | float, bound: int | float | None) -> dict:
+    """Add ``delta`` (negative to decrement) to numeric column ``key``; an unset value counts as 0.
+
+    ``bound`` is the caller's ``max`` (increment) or ``min`` (decrement). Raises 404 for an
+    unknown row or column, 400 ``general_argument_invalid`` for a non-numeric column or a
+    non-positive value, 400 ``*_invalid_structure`` when the result passes ``bound`` or the
+    column's own range, 401 ``user_unauthorized``.
+    """
+    from apps.databases.schema import KINDS
+
+    column = next((c for c in table["columns"] if c["key"] == key), None)
+    if column is None:
+        raise naming.error("column", "not_found")
+    base = KINDS[column["kind"]].base
+    if base not in ("integer", "float") or column["array"]:
+        raise AppwriteError("general_argument_invalid", f'{naming.column.capitalize()} "{key}" is not numeric.')
+    if base == "integer" and isinstance(delta, float) and not delta.is_integer():
+        raise AppwriteError("general_argument_invalid", "Invalid `value` param: Value must be a valid integer")
+    async with ctx.db.transaction() as tx:
+        row = await row_for_write(tx, table=table, row_uid=row_uid)
+        if row is None:
+            raise naming.error("row", "not_found")
+        if not allowed(ctx.auth, table, perm_list(row), "update"):
+            raise AppwriteError("user_unauthorized")
+        data = data_of(row)
+        value = (data.get(key) or 0) + (int(delta) if base == "integer" else delta)
+        if bound is not None and (value > bound if delta > 0 else value < bound):
+            raise naming.error("row", "invalid_structure",
+                               f'{naming.column.capitalize()} "{key}" would pass the limit {bound}.')
+        changes = validate_data(table["columns"], {key: value}, partial=True, invalid=structure_error(naming))
+        row = await write_row(tx, naming, row, stored_data(naming, {**data, **changes}), perm_list(row))
+    await announce_row(ctx, database, table, row, "update")
+    return row
+
+
+async def row_delete(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str,
+                     loaded: dict | None = _UNLOADED) -> None:
+    """Delete a row; with ``loaded`` (see :func:`row_update`) it is one conditional DELETE.
+
+    Raises 404 ``*_not_found`` and 401 ``user_unauthorized``.
+    """
+    if loaded is None:
+        raise naming.error("row", "not_found")
+    if loaded is not _UNLOADED:
+        if not allowed(ctx.auth, table, perm_list(loaded), "delete"):
+            raise AppwriteError("user_unauthorized")
+        cast = dialect.json_cast(ctx.db)
+        gone = await ctx.db.fetchone(
+            f"DELETE FROM {dialect.ROWS} WHERE id = %s AND permissions = %s{cast} RETURNING id",
+            (loaded["id"], dialect.same_json(ctx.db, loaded["permissions"])),
+        )
+        if gone is not None:
+            await announce_row(ctx, database, table, loaded, "delete")
+            return
+    async with ctx.db.transaction() as tx:
+        row = await row_for_write(tx, table=table, row_uid=row_uid)
+        if row is None:
+            raise naming.error("row", "not_found")
+        if not allowed(ctx.auth, table, perm_list(row), "delete"):
+            raise AppwriteError("user_unauthorized")
+        await tx.execute(f"DELETE FROM {dialect.ROWS} WHERE id = %s", (row["id"],))
+    await announce_row(ctx, database, table, row, "delete")
+
+
+def data_of(row: dict) -> dict:
+    from apps.core.db import as_json
+
+    return dict(as_json(row["data"]) or {})
+
+
+def perm_list(row: dict) -> list[str]:
+    from apps.core.db import as_json
+
+    return list(as_json(row["permissions"]) or [])

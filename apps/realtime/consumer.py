@@ -169,6 +169,12 @@ class Connection:
             await self.error(err.code, err.message)
             await self.close(err.code)
             return
+        except Exception:  # database or store down: an internal error, never a traceback
+            log.exception("realtime handshake failed")
+            await self._send({"type": "websocket.accept"})
+            await self.error(1011, "Server Error")
+            await self.close(1011)
+            return
         self.ctx = accepted.ctx
         self.legacy_requested = frozenset(accepted.channels)
         self.set_auth(accepted.auth, _credential(accepted))

@@ -138,3 +138,23 @@ def test_wsgi_build_has_no_realtime(wsgi_server, project):
             await ws.close()
 
     asyncio.run(run())
+
+
+def test_wsgi_write_reaches_asgi_socket(rt_server, wsgi_server, project):
+    """The WSGI build publishes without an event loop (sync PUBLISH in the layer's format)."""
+    from conftest import Api
+
+    wsgi_api = Api(wsgi_server, project)
+    user, token = wsgi_api.signup()
+
+    async def run():
+        ws, _ = await connect(rt_server, project.id, session=token)
+        await subscribe(ws, "me", ["account"])
+        r = await asyncio.to_thread(wsgi_api.call, "PATCH", "/account/prefs", json={"prefs": {"via": "wsgi"}},
+                                    session=token)
+        assert r.status_code == 200, r.text
+        event = await recv_type(ws, "event")
+        assert event["data"]["payload"]["prefs"] == {"via": "wsgi"}
+        await ws.close()
+
+    asyncio.run(run())

@@ -158,3 +158,29 @@ def test_wsgi_write_reaches_asgi_socket(rt_server, wsgi_server, project):
         await ws.close()
 
     asyncio.run(run())
+
+
+def test_subscription_queries_filter_live_events(rt_server, rt_api):
+    pid = rt_api.project.id
+
+    async def run():
+        ws, _ = await connect(rt_server, pid)
+        await subscribe(ws, "big", ["rows"], ['{"method":"greaterThan","attribute":"n","values":[5]}'])
+        await subscribe(ws, "all", ["documents"])
+        for n in (3, 8):
+            await asyncio.to_thread(publish, row(pid, "x", n, roles=["any"]))
+        frames = [await recv(ws) for _ in range(3)]
+        assert [(f["data"]["subscriptions"], f["data"]["payload"]["n"]) for f in frames] == [
+            (["all"], 3), (["big"], 8), (["all"], 8)]
+        # Re-subscribing with the same ID replaces the subscription (the web SDK's update()).
+        await subscribe(ws, "big", ["rows"], ['{"method":"lessThan","attribute":"n","values":[5]}'])
+        await ws.send('{"type":"unsubscribe","data":[{"subscriptionId":"all"}]}')
+        await recv(ws)
+        for n in (9, 2):
+            await asyncio.to_thread(publish, row(pid, "x", n, roles=["any"]))
+        frame = await recv(ws)
+        assert frame["data"]["subscriptions"] == ["big"] and frame["data"]["payload"]["n"] == 2
+        await nothing(ws, 0.3)
+        await ws.close()
+
+    asyncio.run(run())

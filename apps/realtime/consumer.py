@@ -33,7 +33,14 @@ from apps.core.auth import Auth
 from apps.realtime import messages
 from apps.realtime.channels import rewrite_account
 from apps.realtime.delivery import MESSAGE_TYPE, Subscription, frames_for
-from apps.realtime.handshake import TOO_MANY, Handshake, HandshakeError, handshake, resolve_auth
+from apps.realtime.handshake import (
+    TOO_MANY,
+    Handshake,
+    HandshakeError,
+    credential_headers,
+    handshake,
+    resolve_auth,
+)
 from apps.realtime.publisher import group_name
 
 log = logging.getLogger("apps.realtime")
@@ -211,8 +218,6 @@ class Connection:
 
 
 def _credential(accepted: Handshake) -> dict[str, str]:
-    from apps.realtime.handshake import credential_headers
-
     return credential_headers(accepted.ctx) if accepted.auth.user else {}
 
 

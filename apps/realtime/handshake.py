@@ -1,9 +1,9 @@
 """The websocket handshake: project, origin, connection rate limit, credential (contract §11).
 
 The handshake builds a :class:`~apps.core.http.context.RequestContext` from the ASGI scope and
-reuses the /v1 strategies: the project resolver and origin checker named in settings and
-``apps.accounts.authn.authenticate``. Credentials: cookie ``a_session_<project>`` (and
-``_legacy``), ``X-Appwrite-Session``, ``X-Fallback-Cookies``, or the ``jwt`` query parameter
+reuses what /v1 requests use: ``apps.projects.selectors.project_resolve``/``origin_allowed``,
+``apps.core.http.cors.same_origin`` and ``apps.accounts.authn.authenticate``. Credentials:
+cookie ``a_session_<project>`` (and ``_legacy``), ``X-Appwrite-Session``, ``X-Fallback-Cookies``, or the ``jwt`` query parameter
 (sent as ``X-Appwrite-JWT``). API keys are not a realtime credential and are ignored.
 
 Order as Appwrite's ``app/realtime.php`` onOpen: project (1008), origin (1008), connection rate
@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from functools import cache
 from urllib.parse import parse_qsl
 
 from django.conf import settings
-from django.utils.module_loading import import_string
 
 from apps.accounts.authn import authenticate
 from apps.core.auth import Auth
@@ -29,6 +27,7 @@ from apps.core.http.clientip import client_ip
 from apps.core.http.context import RequestContext
 from apps.core.http.pipeline import project_id_of
 from apps.core.kv import KVUnavailable, get_kv
+from apps.projects.selectors import origin_allowed, project_resolve
 
 log = logging.getLogger("apps.realtime")
 
@@ -54,12 +53,6 @@ class Handshake:
     ctx: RequestContext
     auth: Auth
     channels: list[str] = field(default_factory=list)
-
-
-@cache
-def _strategy(name: str):
-    """The /v1 strategy named by setting ``name`` (project resolver, origin checker)."""
-    return import_string(getattr(settings, name))
 
 
 def context_from_scope(scope: dict) -> RequestContext:
@@ -116,13 +109,13 @@ async def handshake(scope: dict) -> Handshake:
     """Check the upgrade request; raises :class:`HandshakeError` to refuse it."""
     ctx = context_from_scope(scope)
     project_uid = project_id_of(ctx)
-    project = await _strategy("V1_PROJECT_RESOLVER")(ctx, project_uid) if project_uid else None
+    project = await project_resolve(ctx, project_uid) if project_uid else None
     if project is None:
         raise HandshakeError(POLICY_VIOLATION, "Missing or unknown project ID")
     ctx.project = project
     origin = ctx.headers.get("origin", "")
     if origin and not cors.same_origin(ctx, origin):
-        if not await _strategy("V1_ORIGIN_CHECKER")(ctx, origin, project):
+        if not await origin_allowed(ctx, origin, project):
             raise HandshakeError(POLICY_VIOLATION, f"Invalid Origin. Register your new client ({origin}) as a new Web "
                                  "platform on your project console dashboard")
     if await _over_connection_limit(ctx):

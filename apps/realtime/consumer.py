@@ -190,31 +190,37 @@ class Connection:
 
         layer = get_channel_layer()
         group = group_name(self.ctx.project_id)
-        channel = await layer.new_channel()
+        channel = None
         tasks: list[asyncio.Task] = []
         try:
+            channel = await layer.new_channel()
+            tasks.append(asyncio.create_task(self.pump(layer, channel)))
+            await asyncio.sleep(0)  # the pump now waits in layer.receive: cancelling it frees the channel
             await layer.group_add(group, channel)
             await self.send_frame("connected", {
                 "channels": sorted(self.legacy), "subscriptions": [],
                 "user": user_model(self.auth.user) if self.auth.user else None,
             })
-            tasks = [asyncio.create_task(coro) for coro in (self.reader(), self.pump(layer, channel), self.writer())]
+            tasks += [asyncio.create_task(self.reader()), asyncio.create_task(self.writer())]
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
                 exc = task.exception()
                 if isinstance(exc, Closing):
                     await self.close(exc.code)
                 elif exc is not None:
-                    log.error("realtime connection failed", exc_info=exc)
-                    await self.close(1011)
+                    raise exc
+        except Exception:  # the channel layer (Redis) failed, or a bug: log it, close 1011
+            log.exception("realtime connection failed")
+            await self.close(1011)
         finally:
             for task in tasks:
                 task.cancel()
             for task in tasks:
                 with contextlib.suppress(BaseException):
                     await task
-            with contextlib.suppress(Exception):
-                await layer.group_discard(group, channel)
+            if channel is not None:
+                with contextlib.suppress(Exception):
+                    await layer.group_discard(group, channel)
 
 
 def _credential(accepted: Handshake) -> dict[str, str]:

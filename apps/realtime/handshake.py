@@ -12,6 +12,7 @@ limit (1013, ``REALTIME_CONNECTIONS_PER_MINUTE`` per client IP per 60 s, contrac
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
@@ -84,13 +85,9 @@ def credential_headers(ctx: RequestContext) -> dict[str, str]:
 
 
 async def resolve_auth(ctx: RequestContext, headers: dict[str, str]) -> Auth:
-    """``authenticate`` over only ``headers``; raises :class:`AppwriteError` like it does."""
-    saved = ctx.headers
-    ctx.headers = headers
-    try:
-        return await authenticate(ctx)
-    finally:
-        ctx.headers = saved
+    """``authenticate`` over only ``headers`` (a copy of ``ctx``: the socket's reader and writer
+    may re-check at the same time); raises :class:`AppwriteError` like it does."""
+    return await authenticate(dataclasses.replace(ctx, headers=headers))
 
 
 async def _over_connection_limit(ctx: RequestContext) -> bool:

@@ -181,3 +181,38 @@ def test_message_rate_limit_closes_1013(rt_server, rt_api):
         assert ws.close_code == 1013
 
     asyncio.run(run())
+
+
+BAD_FRAMES = [
+    ("not json", "Message format is not valid."),
+    ('["a list"]', "Message format is not valid."),
+    ('{"data": {}}', "Message format is not valid."),
+    ('{"type": "nope"}', "Message type is not valid."),
+    ('{"type": "authentication"}', "Payload is not valid."),
+    ('{"type": "authentication", "data": {"session": ""}}', "Payload is not valid."),
+    ('{"type": "authentication", "data": {"session": "garbage"}}', "Session is not valid."),
+    ('{"type": "subscribe", "data": ["x"]}', "Payload is not valid."),
+    ('{"type": "subscribe", "data": [{"subscriptionId": "a", "channels": []}]}', "Channels are not valid."),
+    ('{"type": "subscribe", "data": [{"subscriptionId": "a", "channels": "rows"}]}', "Channels are not valid."),
+    ('{"type": "subscribe", "data": [{"subscriptionId": "a", "channels": [1]}]}', "Channels are not valid."),
+    ('{"type": "subscribe", "data": [{"subscriptionId": 5, "channels": ["rows"]}]}', "subscriptionId is not valid."),
+    ('{"type": "subscribe", "data": [{"subscriptionId": "a", "channels": ["rows"], "queries": ["{bad"]}]}',
+     "Invalid query: query is not valid JSON"),
+    ('{"type": "unsubscribe", "data": [{}]}', "Payload is not valid."),
+    ("x" * 70000, "Message is too large."),
+]
+
+
+def test_bad_client_frames_get_error_1003_and_store_nothing(rt_server, rt_api):
+    async def run():
+        ws, _ = await connect(rt_server, rt_api.project.id)
+        for text, message in BAD_FRAMES:
+            await ws.send(text)
+            assert await recv(ws) == {"type": "error", "data": {"code": 1003, "message": message}}, text
+        # Nothing was stored: unsubscribing "a" removes nothing.
+        await ws.send('{"type": "unsubscribe", "data": [{"subscriptionId": "a"}]}')
+        ack = await recv(ws)
+        assert ack["data"]["subscriptions"] == [{"subscriptionId": "a", "channels": [], "queries": []}]
+        await ws.close()
+
+    asyncio.run(run())

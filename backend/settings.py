@@ -101,6 +101,7 @@ INSTALLED_APPS = [
     "apps.abuse",
     "apps.storage",
     "apps.databases",
+    "apps.realtime",
 ]
 
 # The /v1 adapter is outermost: on /v1 the admin's middleware below it never runs.
@@ -188,7 +189,10 @@ if REDIS_URL:
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    # capacity: messages queued per channel before the layer drops (each socket drains its channel
+    # at once into its own bounded queue); group_expiry: longer than any socket lives.
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer",
+                                  "CONFIG": {"capacity": 10000, "group_expiry": 10 * 365 * 86400}}}
 
 # --- Abuse checks (apps.abuse; README "Rate limits") ------------------------------------------
 # Appwrite's _APP_OPTIONS_ABUSE: false/disabled = no counting, no blocking, no X-RateLimit-* headers.
@@ -320,6 +324,15 @@ if V1_ADAPTER not in {"django", "lean"}:
 FILE_UPLOAD_MAX_MEMORY_SIZE = _env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 1024 * 1024, minimum=1024)
 # Peers whose X-Forwarded-For is believed (the load balancer), as IPs or CIDR networks.
 TRUSTED_PROXIES = _env_list("TRUSTED_PROXIES", [])
+
+# --- Realtime (apps.realtime; contract §10, §11) ------------------------------------------------
+REALTIME_CONNECTIONS_PER_MINUTE = _env_int("REALTIME_CONNECTIONS_PER_MINUTE", 128)  # per client IP; 0 = off
+REALTIME_MESSAGES_PER_MINUTE = _env_int("REALTIME_MESSAGES_PER_MINUTE", 32)  # per connection; 0 = off
+REALTIME_SEND_QUEUE = _env_int("REALTIME_SEND_QUEUE", 1000, minimum=1)  # events queued per socket before close 1013
+REALTIME_AUTH_TTL = _env_float("REALTIME_AUTH_TTL", 5.0)  # seconds a socket's roles are trusted before re-check
+REALTIME_MAX_SUBSCRIPTIONS = _env_int("REALTIME_MAX_SUBSCRIPTIONS", 100, minimum=1)  # per connection
+REALTIME_MAX_MESSAGE_BYTES = _env_int("REALTIME_MAX_MESSAGE_BYTES", 65536, minimum=1024)  # one client frame
+REALTIME_PUBLISH_TIMEOUT = _env_float("REALTIME_PUBLISH_TIMEOUT", 2.0)  # seconds for one publish
 
 # --- Django admin and static files ------------------------------------------------------------
 STATIC_URL = "static/"

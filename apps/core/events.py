@@ -21,7 +21,23 @@ class WriteEvent:
     ``resource`` is ``"row"``, ``"file"`` or ``"account"``; ``action`` is ``"create"``,
     ``"update"``, ``"upsert"`` or ``"delete"``; ``ids`` holds the path of the resource
     (``databaseId``/``tableId``/``rowId``, ``bucketId``/``fileId``, ``userId``); ``payload`` is the
-    full Appwrite model as returned by the REST API (a row in its TablesDB form).
+    full Appwrite model as returned by the REST API (a row in its TablesDB form, with
+    ``$tableId``, ``$databaseId`` and ``$permissions``).
+
+    ``project_id`` is the public project ID (``ctx.project_id``, the ``uid``).
+
+    ``extra`` (contract with the realtime subscriber):
+
+    * ``"read_roles"`` - **required for rows and files**: the list of role strings that may read
+      the item at commit time, computed by the writer with the same rules as its REST read:
+      the container's read roles (table/collection or bucket ``$permissions`` with ``read``),
+      plus the item's own read roles when ``rowSecurity``/``documentSecurity``/``fileSecurity``
+      is on (``apps.core.permissions.roles_of(perms, "read")``). ``"any"`` reaches everyone.
+      For a delete, the roles the item had before it was deleted. A row/file event without
+      ``read_roles`` is delivered to nobody (fail closed). Account events need none: they go to
+      ``user:<userId>`` only.
+    * ``"detail"`` - optional event-name detail, e.g. ``"prefs"`` for
+      ``users.<id>.update.prefs`` (account updates).
     """
 
     project_id: str

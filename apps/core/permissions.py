@@ -101,3 +101,13 @@ def default_item_permissions(auth: Auth) -> list[str]:
         return []
     uid = auth.user_id
     return [f'{a}("user:{uid}")' for a in ITEM_ACTIONS]
+
+
+def item_read_roles(container_permissions: list[str], item_security: bool, item_permissions: list[str]) -> list[str]:
+    """Roles that may read an item: the container's read roles, plus the item's own when
+    rowSecurity/documentSecurity/fileSecurity is on (contract §7). Realtime delivers an item's
+    events to exactly these roles (``WriteEvent.extra["read_roles"]``)."""
+    roles = roles_of(container_permissions, "read")
+    if item_security:
+        roles += [r for r in roles_of(item_permissions, "read") if r not in roles]
+    return roles

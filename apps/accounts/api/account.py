@@ -7,10 +7,18 @@ from apps.accounts.api.cookies import clear_session_cookies
 from apps.accounts.responses import user_model
 from apps.core.db import now
 from apps.core.errors import AppwriteError
+from apps.core.events import WriteEvent, announce
 from apps.core.http.context import json_response
 from apps.core.ids import resolve_id
 
 MAX_PREFS_BYTES = 65535  # Appwrite's limit on the encoded prefs object
+
+
+async def _announce_update(ctx, model: dict, detail: str) -> None:
+    """Announce an account update (realtime channel ``account.<userId>``, event
+    ``users.<userId>.update.<detail>``), after the write committed."""
+    await announce(ctx, WriteEvent(ctx.project_id, "account", "update", {"userId": model["$id"]}, model,
+                                   extra={"detail": detail}))
 
 
 async def account_create(ctx):
@@ -27,7 +35,9 @@ async def account_get(ctx):
 
 async def account_update_name(ctx):
     user = await services.user_update(ctx, user_id=ctx.auth.user["id"], name=ctx.params.name)
-    return json_response(user_model(user))
+    model = user_model(user)
+    await _announce_update(ctx, model, "name")
+    return json_response(model)
 
 
 async def account_update_password(ctx):
@@ -37,7 +47,9 @@ async def account_update_password(ctx):
         raise AppwriteError("user_invalid_credentials", "Invalid credentials. Please check the old password.")
     hashed = await services.password_hash(ctx, p.password)
     fresh = await services.user_update(ctx, user_id=user["id"], password=hashed, password_update=now())
-    return json_response(user_model(fresh))
+    model = user_model(fresh)
+    await _announce_update(ctx, model, "password")
+    return json_response(model)
 
 
 async def account_update_email(ctx):
@@ -51,7 +63,9 @@ async def account_update_email(ctx):
         fields["password"] = await services.password_hash(ctx, p.password)
         fields["password_update"] = now()
     fresh = await services.user_update(ctx, user_id=user["id"], **fields)
-    return json_response(user_model(fresh))
+    model = user_model(fresh)
+    await _announce_update(ctx, model, "email")
+    return json_response(model)
 
 
 async def account_get_prefs(ctx):
@@ -65,13 +79,17 @@ async def account_update_prefs(ctx):
     if len(orjson.dumps(prefs)) > MAX_PREFS_BYTES:
         raise AppwriteError("general_argument_invalid", f"Invalid `prefs` param: Value must be a valid object no larger than {MAX_PREFS_BYTES} bytes")
     user = await services.user_update(ctx, user_id=ctx.auth.user["id"], prefs=prefs)
-    return json_response(user_model(user))
+    model = user_model(user)
+    await _announce_update(ctx, model, "prefs")
+    return json_response(model)
 
 
 async def account_update_status(ctx):
     user_id = ctx.auth.user["id"]
     user = await services.user_update(ctx, user_id=user_id, status=False)
     await services.sessions_delete_all(ctx, user_id=user_id)
-    response = json_response(user_model(user))
+    model = user_model(user)
+    await _announce_update(ctx, model, "status")
+    response = json_response(model)
     clear_session_cookies(ctx, response)
     return response

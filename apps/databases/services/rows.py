@@ -13,7 +13,7 @@ from __future__ import annotations
 import orjson
 
 from apps.core import permissions as perm
-from apps.core.db import UniqueViolation, now
+from apps.core.db import UniqueViolation, as_json, now
 from apps.core.errors import AppwriteError
 from apps.core.events import WriteEvent, announce
 from apps.core.ids import resolve_id
@@ -90,7 +90,9 @@ async def announce_row(ctx, database: dict, table: dict, row: dict, action: str)
     await announce(ctx, WriteEvent(
         project_id=ctx.project_id, resource="row", action=action,
         ids={"databaseId": database["uid"], "tableId": table["uid"], "rowId": row["uid"]},
-        payload=row_model(TABLESDB, database, table, row)))
+        payload=row_model(TABLESDB, database, table, row),
+        extra={"read_roles": perm.item_read_roles(
+            table["permissions"], table["row_security"], as_json(row.get("permissions")) or [])}))
 
 
 def prepare_new(ctx, naming: Naming, table: dict, data: dict, permissions: list[str] | None) -> tuple[dict, list[str]]:

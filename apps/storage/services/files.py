@@ -194,4 +194,6 @@ async def _announce(ctx, bucket: dict, row: dict, action: str) -> None:
     await announce(ctx, WriteEvent(
         project_id=ctx.project["uid"], resource="file", action=action,
         ids={"bucketId": bucket["uid"], "fileId": row["uid"]}, payload=file_model(row, bucket["uid"]),
+        extra={"read_roles": perms.item_read_roles(
+            as_json(bucket["permissions"]) or [], bool(bucket["file_security"]), as_json(row["permissions"]) or [])},
     ))

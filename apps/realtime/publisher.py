@@ -1,0 +1,94 @@
+"""Publishing committed writes to realtime subscribers through the channel layer.
+
+:func:`on_write` is subscribed to ``apps.core.events`` (see ``apps.py``). It turns a
+:class:`~apps.core.events.WriteEvent` into one channel-layer message and ``group_send``s it to the
+project's group ``rt.<projectId>``; every connection of that project, in any process, is a member
+and filters by its own subscriptions and roles (``delivery.py``).
+
+* ASGI (``ctx.mode == "async"``): ``channel_layer.group_send`` - with ``REDIS_URL`` the
+  ``RedisPubSubChannelLayer`` (one ``PUBLISH``, reaches every process), else the in-process layer.
+* WSGI (``ctx.mode == "sync"``, no event loop): the same bytes are ``PUBLISH``ed with the sync
+  redis client: the group's Redis channel is ``<prefix>__group__<group>`` and the body is the
+  layer's own msgpack serialisation (channels_redis ``pubsub.py`` ``group_send``), so WSGI writes
+  reach ASGI subscribers. Without Redis a WSGI process has no subscribers: nothing is sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from django.conf import settings
+
+from apps.core.db import now
+from apps.core.events import WriteEvent
+from apps.core.timefmt import iso
+from apps.realtime.channels import families_for, read_roles_for
+from apps.realtime.delivery import build_message
+
+log = logging.getLogger("apps.realtime")
+
+_sync_client = None
+
+
+def group_name(project_uid: str) -> str:
+    """The channel-layer group of a project's connections."""
+    return f"rt.{project_uid}"
+
+
+def _project_uid(ctx, event: WriteEvent) -> str:
+    # Writers should pass the public project ID; accept the internal primary key too.
+    project = getattr(ctx, "project", None)
+    if project and str(event.project_id) == str(project.get("id")) and project.get("uid"):
+        return project["uid"]
+    return str(event.project_id)
+
+
+def message_for(event: WriteEvent) -> dict | None:
+    """The channel-layer message for ``event``, or ``None`` when it is not published."""
+    families = families_for(event)
+    if not families:
+        return None
+    roles = read_roles_for(event)
+    if roles is None:
+        log.warning("%s event without extra['read_roles'] is delivered to nobody", event.resource)
+        roles = []
+    return build_message(families, roles, iso(now()))
+
+
+async def on_write(ctx, event: WriteEvent) -> None:
+    """The ``apps.core.events`` subscriber: publish ``event`` for the project's sockets."""
+    message = message_for(event)
+    if message is None:
+        return
+    group = group_name(_project_uid(ctx, event))
+    if getattr(ctx, "mode", "async") == "sync":
+        publish_sync(group, message)
+        return
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    await asyncio.wait_for(layer.group_send(group, message), settings.REALTIME_PUBLISH_TIMEOUT)
+
+
+def publish_sync(group: str, message: dict) -> bool:
+    """``PUBLISH`` ``message`` to ``group`` without an event loop; False when there is no
+    Redis pub/sub layer to publish to."""
+    global _sync_client
+    config = settings.CHANNEL_LAYERS.get("default", {})
+    if not config.get("BACKEND", "").endswith("RedisPubSubChannelLayer") or not settings.REDIS_URL:
+        return False
+    import redis
+    from channels.layers import get_channel_layer
+
+    if _sync_client is None:
+        _sync_client = redis.Redis.from_url(
+            settings.REDIS_URL, socket_timeout=settings.REALTIME_PUBLISH_TIMEOUT,
+            socket_connect_timeout=settings.REALTIME_PUBLISH_TIMEOUT,
+        )
+    prefix = config.get("CONFIG", {}).get("prefix", "asgi")
+    data = get_channel_layer().serialize(message)
+    _sync_client.publish(f"{prefix}__group__{group}", data)
+    return True

@@ -1,4 +1,4 @@
-"""Daphne with a graceful drain and the ASGI lifespan: ``python -m backend.serve_daphne``.
+"""Daphne with a graceful drain and the ASGI lifespan: ``python -m backend.serve_daphne [module:app]``.
 
 Started by :mod:`backend.serve` when ``ASGI_SERVER=daphne``. Daphne 4.2 alone, on SIGTERM, stops
 its Twisted reactor at once and cancels every running request; it never sends the lifespan
@@ -17,6 +17,7 @@ proxy whose body cap bounds that (the compose ``lb`` service: ``client_max_body_
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 import signal
@@ -58,10 +59,12 @@ class Lifespan:
         await self._step("shutdown", timeout)
 
 
-def main() -> None:
+def main(target: str = "backend.asgi:application") -> None:
+    """Serve ``target`` (``module:attribute``; tests pass a small websocket app) until SIGTERM."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
     # daphne.server installs Twisted's asyncio reactor; it must be imported before anything
     # else imports twisted.internet.reactor.
+    import django
     from daphne.access import AccessLogGenerator
     from daphne.endpoints import build_endpoint_description_strings
     from daphne.server import Server
@@ -69,7 +72,9 @@ def main() -> None:
     from django.conf import settings
     from twisted.internet import reactor
 
-    from backend.asgi import application
+    django.setup()
+    module, _, attr = target.partition(":")
+    application = getattr(importlib.import_module(module), attr)
 
     class DrainingServer(Server):
         """Daphne's server, remembering its listening ports so they can be closed."""
@@ -105,19 +110,23 @@ def main() -> None:
         return busy
 
     async def drain() -> None:
-        for port in server.ports:
-            port.stopListening()
-        sockets = [p for p in list(server.connections) if isinstance(p, WebSocketProtocol)]
-        for protocol in sockets:
-            protocol.serverClose(code=1001)
-        deadline = time.monotonic() + settings.SERVER_GRACEFUL_TIMEOUT
-        while in_flight() and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        left = in_flight()
-        log.info("daphne: stopped listening, closed %d websocket(s) with 1001, %d request(s) left after drain",
-                 len(sockets), left)
-        await lifespan.shutdown()
-        reactor.stop()
+        try:
+            for port in server.ports:
+                port.stopListening()
+            sockets = [p for p in list(server.connections) if isinstance(p, WebSocketProtocol)]
+            for protocol in sockets:
+                # autobahn's public sendClose() refuses 1001 from a server; the frame method doesn't.
+                protocol.sendCloseFrame(code=1001, isReply=False)
+            deadline = time.monotonic() + settings.SERVER_GRACEFUL_TIMEOUT
+            while in_flight() and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            log.info("daphne: stopped listening, closed %d websocket(s) with 1001, %d request(s) left after drain",
+                     len(sockets), in_flight())
+            await lifespan.shutdown()
+        except Exception:
+            log.exception("daphne: error during graceful shutdown")
+        finally:
+            reactor.stop()
 
     def on_signal() -> None:
         nonlocal stopping
@@ -136,4 +145,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(*sys.argv[1:2])

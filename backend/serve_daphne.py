@@ -79,7 +79,9 @@ def main(target: str = "backend.asgi:application") -> None:
     class DrainingServer(Server):
         """Daphne's server, remembering its listening ports so they can be closed."""
 
-        ports: list = []
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.ports = []
 
         def listen_success(self, port):
             self.ports.append(port)

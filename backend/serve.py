@@ -1,8 +1,9 @@
 """Process launcher: ``python -m backend.serve [asgi|wsgi] [--print]``.
 
-``asgi`` (the default) replaces this process with ONE process of the ASGI server named by the
-``ASGI_SERVER`` setting (uvicorn, daphne or granian), serving ``backend.asgi:application``;
-``wsgi`` replaces it with the gunicorn baseline (sync workers) serving ``backend.wsgi:application``.
+``asgi`` (the default) turns this process into ONE process of the ASGI server named by the
+``ASGI_SERVER`` setting (uvicorn, daphne or granian), serving ``backend.asgi:application``: uvicorn
+and daphne run in this process, granian is exec'd. ``wsgi`` execs the gunicorn baseline (sync
+workers) serving ``backend.wsgi:application``.
 ``--print`` writes the command instead of running it. Every value comes from ``backend.settings``
 (the only reader of the environment), so a production start with a missing secret fails here,
 before a port is opened.
@@ -25,6 +26,7 @@ runs daphne in this process through :mod:`backend.serve_daphne`, which adds both
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 ASGI_APP = "backend.asgi:application"
@@ -83,6 +85,15 @@ def main(argv: list[str]) -> None:
         print(" ".join(cmd))
         return
     sys.stdout.flush()
+    if mode == "asgi" and settings.ASGI_SERVER == "uvicorn":
+        # uvicorn re-raises the SIGTERM it handled once its graceful shutdown is complete, so the
+        # process would end as "killed by SIGTERM" (143). It restores the handler found at start
+        # before doing so: with this one the process exits 0 after the drain, like the others.
+        from uvicorn.main import main as uvicorn_main
+
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        uvicorn_main(args=cmd[3:], prog_name="uvicorn")
+        return
     os.execv(cmd[0], cmd)
 
 

@@ -210,7 +210,7 @@ def test_dockerfile():
     assert "collectstatic --noinput" in final
     assert 'CMD ["python", "-m", "backend.serve"]' in final
     ignored = (ROOT / ".dockerignore").read_text().split()
-    assert {".git", ".venv", ".env", "artifacts"} <= set(ignored)
+    assert {".git", ".venv", ".env", "artifacts", "tests", "conftest.py", "requirements-dev.txt"} <= set(ignored)
 
 
 def test_requirements_are_pinned():

@@ -13,6 +13,7 @@ import re
 import socket
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
@@ -34,8 +35,9 @@ def _upstreams(lb, since: int) -> list[str]:
 @pytest.fixture(scope="module")
 def cluster(live_env, django_db_blocker, tmp_path_factory):
     port = free_port()
+    # A small concurrency limit, so test_overload_is_503_json can reach it.
     env = dict(live_env, ASGI_SERVER="uvicorn", PORT=str(port), TRUSTED_PROXIES="127.0.0.1/32",
-               SERVER_GRACEFUL_TIMEOUT="5")
+               SERVER_GRACEFUL_TIMEOUT="5", SERVER_LIMIT_CONCURRENCY="4")
     apis = {}
     dns = FakeDNS({"api.test": list(REPLICAS)})
     procs = []
@@ -102,6 +104,26 @@ def test_sdk_through_lb_and_forwarded_client_ip(cluster):
     assert r.json()["ip"] == "203.0.113.9"
     user = Client().set_endpoint(lb.url + "/v1").set_project(project.id).set_session(r.json()["secret"])
     assert Account(user).get().email == email
+
+
+def test_overload_is_503_json(cluster):
+    """Back-pressure: past SERVER_LIMIT_CONCURRENCY uvicorn answers a plain-text 503 at once;
+    through the lb the client gets the API's JSON error instead."""
+    lb, project = cluster["lb"], cluster["project"]
+
+    def one(_):
+        r = requests.get(lb.url + "/v1/ping", headers={"X-Appwrite-Project": project.id}, timeout=20)
+        return r.status_code, r.text
+
+    with ThreadPoolExecutor(32) as pool:
+        results = list(pool.map(one, range(160)))
+    statuses = {status for status, _ in results}
+    assert statuses <= {200, 503} and 503 in statuses, statuses
+    for status, text in results:
+        if status == 503:
+            assert json.loads(text) == {"message": "The server is temporarily overloaded. Please try again shortly.",
+                                        "code": 503, "type": "general_service_unavailable",
+                                        "version": settings.APPWRITE_VERSION}
 
 
 def test_lb_health(cluster):

@@ -145,8 +145,9 @@ class FakeDNS:
         self.sock.close()
 
 
-def start_nginx(name: str, workdir: Path, values: dict[str, str]) -> Proc:
-    """Run Debian's nginx with the repo's template rendered from ``values``.
+def check_nginx(workdir: Path, values: dict[str, str]) -> Path:
+    """Render the repo's template from ``values`` under ``workdir``, run ``nginx -t`` on it, and
+    return the main config file.
 
     The wrapper below plays the part of the nginx image's own ``nginx.conf``: main context,
     ``events``, and an ``http`` block that includes the rendered file.
@@ -171,6 +172,12 @@ def start_nginx(name: str, workdir: Path, values: dict[str, str]) -> Proc:
     check = subprocess.run([NGINX, "-t", "-c", str(main), "-e", str(workdir / "error.log")],
                            capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
+    return main
+
+
+def start_nginx(name: str, workdir: Path, values: dict[str, str]) -> Proc:
+    """Run Debian's nginx with the repo's template rendered from ``values`` (see check_nginx)."""
+    main = check_nginx(workdir, values)
     url = f"http://127.0.0.1:{values['LB_PORT']}"
     p = start(name, [NGINX, "-c", str(main), "-e", str(workdir / "error.log")], env={"PATH": "/usr/sbin:/usr/bin"},
               ready_url=url + "/lb-health", wait=10)

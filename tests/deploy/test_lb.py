@@ -20,7 +20,7 @@ import requests
 from django.conf import settings
 
 from conftest import make_project
-from tests.deploy.support import NGINX, FakeDNS, free_port, start, start_nginx
+from tests.deploy.support import NGINX, ROOT, FakeDNS, check_nginx, free_port, start, start_nginx
 
 pytestmark = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (.ci/run installs nginx-light)")
 
@@ -57,6 +57,18 @@ def cluster(live_env, django_db_blocker, tmp_path_factory):
         for p in procs:
             p.stop()
         dns.close()
+
+
+def test_compose_rendering_is_valid(tmp_path):
+    """The template rendered with the compose lb service's own environment passes `nginx -t`."""
+    import yaml
+
+    env = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["lb"]["environment"]
+    main = check_nginx(tmp_path, {k: str(v) for k, v in env.items()})
+    rendered = (tmp_path / "conf.d" / "default.conf").read_text()
+    assert "resolver 127.0.0.11 valid=5s" in rendered and "set $lb_api http://api:8000;" in rendered
+    assert "client_max_body_size 5505024;" in rendered and "listen 8080;" in rendered
+    assert "${" not in rendered and main.exists()
 
 
 def test_requests_are_spread_over_replicas(cluster):

@@ -120,6 +120,7 @@ def test_api_scales_out():
     """`--scale api=N` needs an api without a fixed host port; only lb and baseline publish one."""
     api = SERVICES["api"]
     assert "ports" not in api and "container_name" not in api and api["expose"] == ["8000"]
+    assert api["cpus"] == "1"  # one process, one core: --scale api=2 matches BASELINE_CPUS=2
     published = {name for name, s in SERVICES.items() if s.get("ports")}
     assert published == {"lb", "baseline"}
 

@@ -108,6 +108,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "apps.core.http.django_adapter.V1Middleware",
     "django.middleware.security.SecurityMiddleware",
+    # Admin static files from STATIC_ROOT (collectstatic runs in the image build). Sync-only, but
+    # it sits below the /v1 adapter, so only admin and static requests pass through it.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -333,10 +336,32 @@ REALTIME_AUTH_TTL = _env_float("REALTIME_AUTH_TTL", 5.0)  # seconds a socket's r
 REALTIME_MAX_SUBSCRIPTIONS = _env_int("REALTIME_MAX_SUBSCRIPTIONS", 100, minimum=1)  # per connection
 REALTIME_MAX_MESSAGE_BYTES = _env_int("REALTIME_MAX_MESSAGE_BYTES", 65536, minimum=1024)  # one client frame
 REALTIME_PUBLISH_TIMEOUT = _env_float("REALTIME_PUBLISH_TIMEOUT", 2.0)  # seconds for one publish
+# --- Serving (backend.serve) -------------------------------------------------------------------
+# The launcher ``python -m backend.serve`` execs the server named here for the ASGI build, or
+# gunicorn for the WSGI baseline (``python -m backend.serve wsgi``). See README "Deployment".
+ASGI_SERVERS = ("uvicorn", "daphne", "granian")
+ASGI_SERVER = _env("ASGI_SERVER", "uvicorn").lower()
+if ASGI_SERVER not in ASGI_SERVERS:
+    raise ImproperlyConfigured(f"ASGI_SERVER must be one of {', '.join(ASGI_SERVERS)}, got {ASGI_SERVER!r}")
+BIND_HOST = _env("BIND_HOST", "127.0.0.1")
+PORT = _env_int("PORT", 8000, minimum=1)
+# Seconds a stopping server waits for in-flight requests before it closes them.
+SERVER_GRACEFUL_TIMEOUT = _env_int("SERVER_GRACEFUL_TIMEOUT", 20, minimum=1)
+# Back-pressure: concurrent connections (uvicorn) / requests (granian) one process takes before it
+# answers 503 at once instead of queueing without bound; 0 = no limit (django-asgi-facts §4.6).
+SERVER_LIMIT_CONCURRENCY = _env_int("SERVER_LIMIT_CONCURRENCY", 1000, minimum=0)
+SERVER_BACKLOG = _env_int("SERVER_BACKLOG", 2048, minimum=1)
+SERVER_ACCESS_LOG = _env_bool("SERVER_ACCESS_LOG", False)
+# WSGI baseline (gunicorn sync workers): one request per worker at a time, so 2 per core keeps a
+# core busy while the other worker waits on PostgreSQL/Redis.
+WSGI_WORKERS = _env_int("WSGI_WORKERS", 2 * (os.process_cpu_count() or 1), minimum=1)
+WSGI_TIMEOUT = _env_int("WSGI_TIMEOUT", 30, minimum=1)
 
 # --- Django admin and static files ------------------------------------------------------------
 STATIC_URL = "static/"
 STATIC_ROOT = _env("STATIC_ROOT", str(BASE_DIR / "var" / "static"))
+# Development serves admin assets straight from the apps, so no collectstatic is needed there.
+WHITENOISE_USE_FINDERS = not PRODUCTION
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
@@ -353,6 +378,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         "apps": {"level": LOG_LEVEL, "handlers": ["console"], "propagate": False},
+        "backend": {"level": LOG_LEVEL, "handlers": ["console"], "propagate": False},
         # 4xx answers are normal API traffic; Django would log each one as a warning.
         "django.request": {"level": "ERROR", "handlers": ["console"], "propagate": False},
     },

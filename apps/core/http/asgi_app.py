@@ -89,6 +89,7 @@ async def _lifespan(receive, send) -> None:
             try:
                 await close_databases()
                 await close_kv()
+                log.info("lifespan shutdown: database and Redis pools closed")
             except Exception:
                 log.exception("error while closing pools")
             await send({"type": "lifespan.shutdown.complete"})

@@ -1,0 +1,39 @@
+# syntax=docker/dockerfile:1
+# The API image: one process per container (`python -m backend.serve`, README "Deployment").
+# Stage 1 builds the virtualenv (compilers only here, for any package without a wheel);
+# stage 2 is the slim runtime with the venv, the code and the collected admin static files.
+
+FROM python:3.13-slim-bookworm AS build
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends build-essential \
+ && rm -rf /var/lib/apt/lists/*
+RUN python -m venv /opt/venv
+COPY requirements.txt /tmp/requirements.txt
+RUN /opt/venv/bin/pip install -r /tmp/requirements.txt
+
+
+FROM python:3.13-slim-bookworm
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    DJANGO_SETTINGS_MODULE=backend.settings \
+    BIND_HOST=0.0.0.0 \
+    PORT=8000 \
+    STATIC_ROOT=/app/static
+RUN groupadd --system --gid 10001 app \
+ && useradd --system --uid 10001 --gid app --home-dir /app --no-create-home --shell /usr/sbin/nologin app \
+ && mkdir -p /data/files \
+ && chown app:app /data/files
+COPY --from=build /opt/venv /opt/venv
+WORKDIR /app
+# Code and static files stay owned by root: the app user can read, not change them.
+COPY . /app
+RUN python manage.py collectstatic --noinput
+USER app
+EXPOSE 8000
+VOLUME ["/data/files"]
+STOPSIGNAL SIGTERM
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen(f\"http://127.0.0.1:{os.environ.get('PORT', '8000')}/v1/health/version\", timeout=2)"]
+CMD ["python", "-m", "backend.serve"]

@@ -218,6 +218,17 @@ if V1_ADAPTER not in {"django", "lean"}:
 # Peers whose X-Forwarded-For is believed (the load balancer), as IPs or CIDR networks.
 TRUSTED_PROXIES = _env_list("TRUSTED_PROXIES", [])
 
+# --- Web demo (examples/web-notes) -----------------------------------------------------------
+# Off by default. When on, the built notes demo is served at /demo/ from DEMO_DIR (the Vite
+# build output), so the page and the API share one origin.
+DEMO_ENABLED = _env_bool("DEMO_ENABLED", False)
+DEMO_DIR = Path(_env("DEMO_DIR", str(BASE_DIR / "examples" / "web-notes" / "dist"))).resolve()
+if DEMO_ENABLED and not (DEMO_DIR / "index.html").is_file():
+    raise ImproperlyConfigured(
+        f"DEMO_ENABLED is true but {DEMO_DIR}/index.html does not exist. Build the demo first "
+        "(`npm --prefix examples/web-notes ci && npm --prefix examples/web-notes run build`) or set DEMO_DIR."
+    )
+
 # --- Django admin and static files ------------------------------------------------------------
 STATIC_URL = "static/"
 STATIC_ROOT = _env("STATIC_ROOT", str(BASE_DIR / "var" / "static"))

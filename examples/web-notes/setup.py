@@ -33,10 +33,11 @@ from appwrite.services.tables_db import TablesDB
 HERE = Path(__file__).resolve().parent
 MISSING = 3
 
-# key -> (size, required). `owner` holds a user ID (36 chars at most, Appwrite's ID rule).
+# key -> (varchar size or None for a text column, required). `owner` and `fileId` hold IDs
+# (36 chars at most, Appwrite's ID rule).
 COLUMNS = {
     "title": (256, True),
-    "body": (10000, False),
+    "body": (None, False),
     "owner": (36, True),
     "fileId": (36, False),
     "fileName": (256, False),
@@ -65,13 +66,17 @@ def step(label: str, create, exists_type: str):
 def wait_available(db: TablesDB, database: str, table: str, key: str, created, timeout: float = 30) -> None:
     """Columns are created asynchronously on Appwrite (202, status ``processing``); wait for
     ``available`` before rows use them."""
-    status = getattr(created, "status", "available") if created is not None else "available"
+    def status_of(column) -> str:
+        status = getattr(column, "status", "available") if column is not None else "available"
+        return str(getattr(status, "value", status))  # the SDK parses it into a ColumnStatus enum
+
+    status = status_of(created)
     deadline = time.monotonic() + timeout
     while status != "available":
         if status == "failed" or time.monotonic() > deadline:
             raise RuntimeError(f"column {key!r} is {status!r}, not available")
         time.sleep(0.3)
-        status = getattr(db.get_column(database, table, key), "status", "available")
+        status = status_of(db.get_column(database, table, key))
 
 
 def setup_tables(db: TablesDB, database: str, table: str) -> None:
@@ -83,8 +88,11 @@ def setup_tables(db: TablesDB, database: str, table: str) -> None:
         "table_already_exists",
     )
     for key, (size, required) in COLUMNS.items():
-        created = step(f"column {key}", lambda k=key, s=size, r=required: db.create_string_column(database, table, k, s, r),
-                       "column_already_exists")
+        if size is None:
+            create = lambda k=key, r=required: db.create_text_column(database, table, k, r)  # noqa: E731
+        else:
+            create = lambda k=key, s=size, r=required: db.create_varchar_column(database, table, k, s, r)  # noqa: E731
+        created = step(f"column {key}", create, "column_already_exists")
         wait_available(db, database, table, key, created)
     step("index owner", lambda: db.create_index(database, table, "owner", TablesDBIndexType.KEY, ["owner"]),
          "index_already_exists")

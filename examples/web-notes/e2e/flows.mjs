@@ -56,6 +56,12 @@ async function open(page) {
   await page.waitForSelector('body[data-ready="true"]');
 }
 
+// A reload is over when the app has restored the session and loaded the list.
+async function reload(page) {
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+}
+
 async function saveArtifacts() {
   mkdirSync(ARTIFACTS, { recursive: true });
   for (const { name, page } of pages) {
@@ -151,13 +157,11 @@ const flows = {
       const cookies = await page.context().cookies();
       assert.ok(cookies.some((c) => c.name.startsWith(`a_session_${project.toLowerCase()}`)), 'same origin: a session cookie is set');
     }
-    await page.reload();
-    await page.waitForSelector('body[data-ready="true"]');
+    await reload(page);
     await loggedIn(page, user.email);
     await logOut(page);
     assert.equal((await sessionInStorage(page))[`a_session_${project}`], undefined, 'log out clears the stored session');
-    await page.reload();
-    await page.waitForSelector('body[data-ready="true"]');
+    await reload(page);
     assert.equal(await page.getAttribute('body', 'data-view'), 'auth', 'after log out a reload shows the log-in form');
     await logIn(page, user);
     await logOut(page);
@@ -173,8 +177,7 @@ const flows = {
     const second = `second ${run}`;
     await addNote(page, first, 'body one');
     await addNote(page, second, 'body two');
-    await page.reload();
-    await page.waitForSelector('body[data-view="notes"]');
+    await reload(page);
     const listed = await titles(page);
     assert.ok(listed.indexOf(second) !== -1 && listed.indexOf(second) < listed.indexOf(first), `newest first: ${listed}`);
 
@@ -193,7 +196,7 @@ const flows = {
     await noteItem(page, first).locator('button.save').click();
     await page.waitForSelector(`#list li:has(h3.title:text-is("${edited}"))`);
     await expectNoError(page);
-    await page.reload();
+    await reload(page);
     await page.waitForSelector(`#list li:has(h3.title:text-is("${edited}"))`);
     assert.equal(await noteItem(page, edited).locator('.body').textContent(), 'changed body');
 
@@ -202,8 +205,7 @@ const flows = {
       await noteItem(page, title).waitFor({ state: 'detached' });
       await expectNoError(page);
     }
-    await page.reload();
-    await page.waitForSelector('body[data-view="notes"]');
+    await reload(page);
     const after = await titles(page);
     assert.ok(!after.includes(edited) && !after.includes(second), `deleted notes stay deleted: ${after}`);
     await logOut(page);
@@ -237,14 +239,12 @@ const flows = {
     await page.waitForFunction((el) => el.complete && el.naturalWidth > 0, await img.elementHandle());
 
     // The chunked upload reported progress per chunk (two chunks: 5 MiB + the rest).
-    await page.reload();
-    await page.waitForSelector('body[data-view="notes"]');
+    await reload(page);
     await noteItem(page, bigTitle).locator('input.file').setInputFiles({ name: 'again.bin', mimeType: 'application/octet-stream', buffer: big });
-    const bar = noteItem(page, bigTitle).locator('progress');
-    await page.waitForFunction((el) => el.dataset.done === 'true', await bar.elementHandle(), { timeout: 60_000 });
+    await page.waitForSelector(`#list li:has(h3.title:text-is("${bigTitle}")) a.download:text("again.bin")`, { timeout: 60_000 });
+    const bar = noteItem(page, bigTitle).locator('progress[data-done="true"]');
     assert.ok(Number(await bar.getAttribute('data-events')) >= 2, 'onProgress called per chunk');
-    assert.equal(Number(await bar.evaluate((el) => el.value)), 100);
-    await page.waitForSelector(`#list li:has(h3.title:text-is("${bigTitle}")) a.download:text("again.bin")`);
+    assert.equal(await bar.evaluate((el) => el.value), 100);
     await expectNoError(page);
 
     for (const title of [bigTitle, picTitle]) {

@@ -11,7 +11,8 @@ const tables = new TablesDB(client);
 const storage = new Storage(client);
 
 const $ = (id) => document.getElementById(id);
-const state = { user: null, notes: new Map(), realtime: null, signup: false, search: '' };
+// uploads: note ID -> { value, events, done }, so a re-render keeps showing an upload's progress.
+const state = { user: null, notes: new Map(), uploads: new Map(), realtime: null, signup: false, search: '' };
 const IMAGE = /\.(png|jpe?g|gif|webp)$/i;
 
 // ---- helpers -------------------------------------------------------------------------------
@@ -118,6 +119,8 @@ function renderNote(note) {
   li.querySelector('.body').textContent = note.body || '';
   li.querySelector('.meta').textContent = new Date(note.$updatedAt).toLocaleString();
   if (note.fileId) renderAttachment(li, note);
+  const upload = state.uploads.get(note.$id);
+  if (upload) showProgress(li, upload);
 
   const view = li.querySelector('.view');
   const editor = li.querySelector('.editor');
@@ -190,24 +193,43 @@ function renderAttachment(li, note) {
   }
 }
 
-async function attach(li, note, file) {
+function showProgress(li, upload) {
   const bar = li.querySelector('.progress');
   bar.hidden = false;
-  bar.value = 0;
-  bar.dataset.events = '0';
+  bar.value = upload.value;
+  bar.dataset.events = String(upload.events);
+  bar.dataset.done = String(upload.done);
+}
+
+async function attach(li, note, file) {
+  const upload = { value: 0, events: 0, done: false };
+  state.uploads.set(note.$id, upload);
+  const update = () => {
+    const current = document.querySelector(`#list li[data-id="${note.$id}"]`);
+    if (current) showProgress(current, upload);
+  };
+  update();
   // The SDK reports progress per 5 MiB chunk; a small file goes in one request without any.
-  const uploaded = await storage.createFile({
-    bucketId: cfg.bucket,
-    fileId: ID.unique(),
-    file,
-    permissions: ownerPermissions(),
-    onProgress: (progress) => {
-      bar.value = progress.progress;
-      bar.dataset.events = String(Number(bar.dataset.events) + 1);
-    },
-  });
-  bar.value = 100;
-  bar.dataset.done = 'true';
+  let uploaded;
+  try {
+    uploaded = await storage.createFile({
+      bucketId: cfg.bucket,
+      fileId: ID.unique(),
+      file,
+      permissions: ownerPermissions(),
+      onProgress: (progress) => {
+        upload.value = progress.progress;
+        upload.events += 1;
+        update();
+      },
+    });
+  } catch (err) {
+    state.uploads.delete(note.$id);
+    li.querySelector('.progress').hidden = true;
+    throw err;
+  }
+  Object.assign(upload, { value: 100, done: true });
+  update();
   const row = await tables.updateRow({
     databaseId: cfg.database, tableId: cfg.table, rowId: note.$id,
     data: { fileId: uploaded.$id, fileName: file.name },
@@ -336,14 +358,15 @@ async function start() {
   if (!cfg.project) {
     showError(new Error('No project configured: run setup.py or add ?project=<id> to the URL.'));
     showAuth();
-    return;
+  } else {
+    try {
+      await showNotes(await account.get());
+    } catch (err) {
+      if (!(err instanceof AppwriteException && err.code === 401)) showError(err);
+      showAuth();
+    }
   }
-  try {
-    await showNotes(await account.get());
-  } catch (err) {
-    if (!(err instanceof AppwriteException && err.code === 401)) showError(err);
-    showAuth();
-  }
+  // Tests wait for this: the session is restored and the list is loaded.
   document.body.dataset.ready = 'true';
 }
 

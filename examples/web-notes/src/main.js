@@ -66,6 +66,26 @@ async function fileUrl(url) {
   return URL.createObjectURL(await response.blob());
 }
 
+// Preview blobs by SDK URL, so re-renders (every edit, every realtime event) reuse them.
+const previews = new Map();
+
+function previewUrl(url) {
+  if (!previews.has(url)) {
+    previews.set(url, fileUrl(url).catch((err) => {
+      previews.delete(url);
+      throw err;
+    }));
+  }
+  return previews.get(url);
+}
+
+function dropPreviews() {
+  for (const pending of previews.values()) {
+    pending.then((url) => url.startsWith('blob:') && URL.revokeObjectURL(url), () => {});
+  }
+  previews.clear();
+}
+
 function setLive(value) {
   const pill = $('live');
   pill.dataset.state = value;
@@ -187,7 +207,7 @@ function renderAttachment(li, note) {
   if (IMAGE.test(note.fileName || '')) {
     const img = li.querySelector('.preview');
     img.alt = note.fileName;
-    fileUrl(storage.getFilePreview({ bucketId: cfg.bucket, fileId: note.fileId, width: 480 }))
+    previewUrl(storage.getFilePreview({ bucketId: cfg.bucket, fileId: note.fileId, width: 480 }))
       .then((url) => { img.src = url; img.hidden = false; })
       .catch((err) => console.warn('preview:', err));
   }
@@ -324,6 +344,8 @@ $('logout').addEventListener('click', () => guard(async () => {
   await account.deleteSession({ sessionId: 'current' });
   state.user = null;
   state.notes.clear();
+  state.uploads.clear();
+  dropPreviews();
   render();
   showAuth();
 }));

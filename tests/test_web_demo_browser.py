@@ -34,11 +34,23 @@ from conftest import ARTIFACTS, ROOT, Api, LiveServer, free_port, make_project, 
 WEB = ROOT / "examples" / "web-notes"
 BROWSER_ARTIFACTS = ARTIFACTS / "browser"
 NODE = shutil.which("node")
+
+
+def _node_version() -> tuple[int, ...]:
+    if NODE is None:
+        return ()
+    out = subprocess.run([NODE, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    return tuple(int(part) for part in out.lstrip("v").split(".")[:2] if part.isdigit())
+
+
+NODE_VERSION = _node_version()
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or ""
 DATABASE, TABLE, BUCKET = "webnotes", "notes", "attachments"
 
 pytestmark = [
-    pytest.mark.skipif(NODE is None, reason="node is not installed (browser tests need Node 20+)"),
+    pytest.mark.skipif(NODE is None, reason="node is not installed (browser tests need Node 20.19+)"),
+    pytest.mark.skipif(bool(NODE) and NODE_VERSION < (20, 19),
+                       reason=f"node {NODE_VERSION} is too old: Vite 7 needs Node 20.19+"),
     pytest.mark.skipif(not CHROMIUM, reason="chromium is not installed (apt-get install -y chromium)"),
     pytest.mark.skipif(not (WEB / "node_modules" / "playwright-core").is_dir(),
                        reason="examples/web-notes/node_modules is missing: run `npm ci` there (.ci/test does)"),

@@ -266,7 +266,7 @@ const flows = {
     await logIn(b, creds);
     await b.waitForSelector('#live[data-state="on"]');
     // The socket is open; give the subscribe message a moment to reach the server.
-    await b.waitForTimeout(1000);
+    await b.waitForTimeout(1500);
     const title = `live ${unique()}`;
     await addNote(a, title, 'sent through realtime');
     await b.waitForSelector(`#list li:has(h3.title:text-is("${title}"))`, { timeout: 10_000 });

@@ -218,6 +218,16 @@ if V1_ADAPTER not in {"django", "lean"}:
 # Peers whose X-Forwarded-For is believed (the load balancer), as IPs or CIDR networks.
 TRUSTED_PROXIES = _env_list("TRUSTED_PROXIES", [])
 
+# --- Django admin and static files ------------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = _env("STATIC_ROOT", str(BASE_DIR / "var" / "static"))
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+SESSION_COOKIE_SECURE = PRODUCTION
+CSRF_COOKIE_SECURE = PRODUCTION
+
 # --- Web demo (examples/web-notes) -----------------------------------------------------------
 # Off by default. When on, the built notes demo is served at /demo/ from DEMO_DIR (the Vite
 # build output), so the page and the API share one origin.
@@ -228,16 +238,6 @@ if DEMO_ENABLED and not (DEMO_DIR / "index.html").is_file():
         f"DEMO_ENABLED is true but {DEMO_DIR}/index.html does not exist. Build the demo first "
         "(`npm --prefix examples/web-notes ci && npm --prefix examples/web-notes run build`) or set DEMO_DIR."
     )
-
-# --- Django admin and static files ------------------------------------------------------------
-STATIC_URL = "static/"
-STATIC_ROOT = _env("STATIC_ROOT", str(BASE_DIR / "var" / "static"))
-LANGUAGE_CODE = "en-us"
-TIME_ZONE = "UTC"
-USE_I18N = False
-USE_TZ = True
-SESSION_COOKIE_SECURE = PRODUCTION
-CSRF_COOKIE_SECURE = PRODUCTION
 
 LOG_LEVEL = _env("LOG_LEVEL", "INFO").upper()
 LOGGING = {

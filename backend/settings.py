@@ -369,6 +369,17 @@ USE_TZ = True
 SESSION_COOKIE_SECURE = PRODUCTION
 CSRF_COOKIE_SECURE = PRODUCTION
 
+# --- Web demo (examples/web-notes) -----------------------------------------------------------
+# Off by default. When on, the built notes demo is served at /demo/ from DEMO_DIR (the Vite
+# build output), so the page and the API share one origin.
+DEMO_ENABLED = _env_bool("DEMO_ENABLED", False)
+DEMO_DIR = Path(_env("DEMO_DIR", str(BASE_DIR / "examples" / "web-notes" / "dist"))).resolve()
+if DEMO_ENABLED and not (DEMO_DIR / "index.html").is_file():
+    raise ImproperlyConfigured(
+        f"DEMO_ENABLED is true but {DEMO_DIR}/index.html does not exist. Build the demo first "
+        "(`npm --prefix examples/web-notes ci && npm --prefix examples/web-notes run build`) or set DEMO_DIR."
+    )
+
 LOG_LEVEL = _env("LOG_LEVEL", "INFO").upper()
 LOGGING = {
     "version": 1,

@@ -2,11 +2,13 @@
 
 ``v1_router`` is the /v1 route table: each app lists its endpoint declarations in its ``urls.py``;
 reading this list top to bottom shows the whole API. ``urlpatterns`` serves everything else
-through Django (the admin).
+through Django: the admin and, with ``DEMO_ENABLED``, the built web demo at ``/demo/``.
 """
 
+from django.conf import settings
 from django.contrib import admin
-from django.urls import path
+from django.urls import path, re_path
+from django.views.generic import RedirectView
 
 from apps.accounts.urls import endpoints as account_endpoints
 from apps.core.http.endpoint import Router
@@ -24,3 +26,11 @@ v1_router = Router([
 urlpatterns = [
     path("admin/", admin.site.urls),
 ]
+
+if settings.DEMO_ENABLED:
+    from apps.demo.views import demo_file
+
+    urlpatterns += [
+        path("demo", RedirectView.as_view(url="/demo/", permanent=False)),
+        re_path(r"^demo/(?P<path>.*)$", demo_file, name="demo"),
+    ]

@@ -108,9 +108,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "apps.core.http.django_adapter.V1Middleware",
     "django.middleware.security.SecurityMiddleware",
-    # Admin static files from STATIC_ROOT (collectstatic runs in the image build). Sync-only, but
-    # it sits below the /v1 adapter, so only admin and static requests pass through it.
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Admin static files from STATIC_ROOT (collectstatic runs in the image build): WhiteNoise,
+    # made async-capable so that the chain stays async under ASGI (apps/core/http/static.py).
+    "apps.core.http.static.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

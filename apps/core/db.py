@@ -230,7 +230,7 @@ class DjangoSync(Database):
         self.vendor = connection.vendor
 
     def _run(self, sql, params, fetch):
-        from django.db import IntegrityError, connection
+        from django.db import IntegrityError, OperationalError, connection
 
         try:
             with connection.cursor() as cur:
@@ -244,6 +244,10 @@ class DjangoSync(Database):
         except IntegrityError as exc:
             if _is_unique_error(exc):
                 raise UniqueViolation(_constraint_of(exc)) from None
+            raise
+        except OperationalError as exc:
+            if type(exc.__cause__).__name__ in ("PoolTimeout", "TooManyRequests"):
+                raise AppwriteError("general_service_unavailable") from None
             raise
 
     async def fetchall(self, sql, params=()):

@@ -40,8 +40,13 @@ def record(monkeypatch):
 def _asgi_get(app, path: str, headers: list[tuple[bytes, bytes]]) -> tuple[int, bytes]:
     sent = []
 
+    state = {"sent_body": False}
+
     async def receive():
-        return {"type": "http.request", "body": b"", "more_body": False}
+        if not state["sent_body"]:
+            state["sent_body"] = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await asyncio.Event().wait()  # the client stays connected
 
     async def send(message):
         sent.append(message)
@@ -57,11 +62,23 @@ def _asgi_get(app, path: str, headers: list[tuple[bytes, bytes]]) -> tuple[int, 
     return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
 
 
-def test_asgi_v1_middleware_makes_no_hop_of_its_own(record, django_db_blocker):
+def test_asgi_v1_middleware_makes_no_hop_of_its_own(record, django_db_blocker, monkeypatch):
+    from apps.core.http import django_adapter
     from backend.asgi import application
 
+    seen = []
+    real_handle = django_adapter.pipeline.handle
+
+    async def spy_handle(ctx):
+        seen.append((ctx.mode, threading.current_thread() is threading.main_thread()))
+        return await real_handle(ctx)
+
+    monkeypatch.setattr(django_adapter.pipeline, "handle", spy_handle)
     with django_db_blocker.unblock():  # Django's request signals may close old connections
         status, body = _asgi_get(application, "/v1/health/version", [])
+    # The whole middleware chain must stay async: one sync-only middleware below the adapter
+    # would turn it into a sync middleware run in a thread (seen once with WhiteNoise).
+    assert seen == [("async", True)]
     assert status == 200 and b"version" in body
     assert record["sync_to_async"], "Django itself hops for its signals: the spy must see those"
     ours = [name for name in record["sync_to_async"] if name.startswith("apps.")]

@@ -1,0 +1,37 @@
+"""Admin static files (WhiteNoise) without breaking the async /v1 middleware chain.
+
+``WhiteNoiseMiddleware`` is sync-only. Below the async /v1 adapter it would make Django build a
+sync chain under ASGI, and the /v1 adapter (sync- and async-capable) would then run in sync mode
+in a thread for every request. This subclass is async-capable: under ASGI it looks the file up
+on the loop and otherwise awaits the next middleware.
+"""
+
+from __future__ import annotations
+
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from whitenoise.middleware import WhiteNoiseMiddleware
+
+
+class StaticFilesMiddleware(WhiteNoiseMiddleware):
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response=None, *args, **kwargs):
+        super().__init__(get_response, *args, **kwargs)
+        self._is_async = iscoroutinefunction(get_response)
+        if self._is_async:
+            markcoroutinefunction(self)
+
+    def __call__(self, request):
+        if self._is_async:
+            return self._acall(request)
+        return super().__call__(request)
+
+    async def _acall(self, request):
+        if self.autorefresh:
+            static_file = self.find_file(request.path_info)
+        else:
+            static_file = self.files.get(request.path_info)
+        if static_file is not None:
+            return self.serve(static_file, request)
+        return await self.get_response(request)

@@ -65,11 +65,17 @@ def test_redis_outage_and_recovery(private_redis, live_env, project, kind):
             assert "X-RateLimit-Remaining" in r.headers
         assert "X-RateLimit-Limit" in _signup(api).headers
 
+        deadline = time.monotonic() + 5  # log lines may land a moment later on a busy machine
+        while kind == "asgi" and "reachable again" not in server.log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
         log = server.log.read_text()
         workers = 1 if kind == "asgi" else 2
         warned = log.count("key-value store unavailable")
         assert 1 <= warned <= workers, log[-3000:]
-        assert log.count("reachable again") >= 1
+        # The recovery line comes from a worker that logged the outage and then served a request;
+        # with two gunicorn workers the kernel may hand every later request to the other one.
+        recovered = log.count("reachable again")
+        assert (recovered == 1) if kind == "asgi" else (0 <= recovered <= warned), log[-3000:]
         assert "Traceback" not in log, log[-3000:]
         assert "Service Unavailable" not in log, log[-3000:]  # no line per refused request
     finally:

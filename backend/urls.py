@@ -5,6 +5,7 @@ reading this list top to bottom shows the whole API. ``urlpatterns`` serves ever
 through Django (the admin).
 """
 
+from django.conf import settings
 from django.contrib import admin
 from django.urls import path
 
@@ -12,9 +13,18 @@ from apps.accounts.urls import endpoints as account_endpoints
 from apps.core.http.endpoint import Router
 from apps.core.urls import endpoints as core_endpoints
 
+
+def _bench_endpoints():
+    """Benchmark-only routes (``BENCH_APP=1``, set by loadtests/run.py); never in the product."""
+    from loadtests.benchapp.urls import endpoints
+
+    return endpoints
+
+
 v1_router = Router([
     *core_endpoints,
     *account_endpoints,
+    *(_bench_endpoints() if settings.BENCH_APP else []),
 ])
 
 urlpatterns = [

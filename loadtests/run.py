@@ -155,10 +155,9 @@ class Bench:
     def open_search(self, sc, build, key, seed_file) -> None:
         """Step up the arrival rate from half the closed-model rate; one bisection after a failure."""
         a = self.args
-        closed = [r["rps"] for r in self.rows if r["scenario"] == sc.name and r["build"] == build.name
+        closed = [r["iterations_per_s"] for r in self.rows if r["scenario"] == sc.name and r["build"] == build.name
                   and r["model"] == "closed"]
-        per_iter = 1
-        rate, best, fail = max(5, int(0.5 * (sum(closed) / len(closed) if closed else 20) / per_iter)), 0, 0
+        rate, best, fail = max(5, int(0.5 * (sum(closed) / len(closed) if closed else 20))), 0, 0
         for _ in range(a.open_steps):
             row = self.run_one(sc, build, 0, key, seed_file, model="open", rate=rate)
             iters = max(1, rate * _seconds(a.open_duration))

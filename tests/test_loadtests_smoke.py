@@ -49,3 +49,17 @@ def test_smoke_runs_every_available_scenario_on_both_builds(tmp_path):
             assert rows, f"{name} did not run on {build}"
             assert rows[0]["requests"] > 0, f"{name} on {build}: no requests"
             assert (out / "summaries" / f"{name}-{build}-r1.json").exists()
+
+
+_ROUTES = ("import django, os; os.environ['DJANGO_SETTINGS_MODULE']='backend.settings'; django.setup(); "
+           "from django.conf import settings; from backend.urls import v1_router as r; "
+           "print('loadtests.benchapp' in settings.INSTALLED_APPS, any(e.path.startswith('/bench/') for e in r.endpoints))")
+
+
+def test_bench_app_is_installed_only_when_asked():
+    base = {k: v for k, v in os.environ.items() if k != "BENCH_APP"}
+    default = subprocess.run([sys.executable, "-c", _ROUTES], cwd=ROOT, env=base, capture_output=True, text=True)
+    asked = subprocess.run([sys.executable, "-c", _ROUTES], cwd=ROOT, env={**base, "BENCH_APP": "1"},
+                           capture_output=True, text=True)
+    assert default.stdout.split() == ["False", "False"], default.stderr
+    assert asked.stdout.split() == ["True", "True"], asked.stderr

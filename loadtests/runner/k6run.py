@@ -107,6 +107,7 @@ def parse_summary(path: Path) -> dict:
     row = {
         "requests": int(_metric(data, "http_reqs", "count")),
         "rps": round(_metric(data, "http_reqs", "rate"), 1),
+        "iterations_per_s": round(_metric(data, "iterations", "rate"), 1),
         "error_pct": round(100 * _metric(data, "http_req_failed", "rate"), 2),
         "p50_ms": round(_metric(data, "http_req_duration", "med"), 1),
         "p95_ms": round(_metric(data, "http_req_duration", "p(95)"), 1),

@@ -66,6 +66,7 @@ def parse_args(argv=None):
     a("--project", default="bench")
     a("--key", default="")
     a("--seed-only", action="store_true", help="seed, write seed.json into the results folder, stop")
+    a("--report-only", default="", metavar="DIR", help="rewrite DIR/report.md and chart.png from DIR/results.json")
     args = p.parse_args(argv)
     if args.smoke:
         args.vus, args.duration, args.rounds, args.warmup = 5, "2s", 1, "0"
@@ -176,6 +177,10 @@ class Bench:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.report_only:
+        saved = json.loads((Path(args.report_only) / "results.json").read_text())
+        write_report(Path(args.report_only), saved["meta"], saved["rows"])
+        return 0
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d-%H%M")
     label = args.label or ("smoke" if args.smoke else "external" if args.target_url else "comparison")
     out = Path(args.results_dir) / f"{stamp}-{label}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import threading
@@ -78,19 +79,27 @@ def measure(server, script: str, env: dict[str, str], summary: Path, cpus: str |
     sampler = Sampler(server.pids if server else list, pg_url, dbname)
     cpu0 = cpu_seconds(pids)
     sampler.start()
-    t0 = time.monotonic()
+    t0, k0 = time.monotonic(), _children_cpu()
     code = run_k6(script, env, summary, cpus, log, timeout)
-    wall = time.monotonic() - t0
+    wall, k6_cpu = time.monotonic() - t0, _children_cpu() - k0
     sampler.stop()
     pids = server.pids() if server else []
     row = parse_summary(summary)
-    row.update(k6_exit=code, wall_s=round(wall, 1), peak_pg_connections=sampler.peak_pg)
+    row.update(k6_exit=code, wall_s=round(wall, 1), peak_pg_connections=sampler.peak_pg,
+               k6_cpu_pct=round(100 * k6_cpu / wall, 1) if wall else None)
     if server:
         cpu = cpu_seconds(pids) - cpu0
         row["server_cpu_s"] = round(cpu, 2)
+        row["server_cpu_pct"] = round(100 * cpu / wall, 1) if wall else None
         row["cpu_ms_per_req"] = round(1000 * cpu / row["requests"], 3) if row["requests"] else None
         row["peak_rss_mib"] = round(max(memory_kib(pids, "VmHWM"), sampler.peak_rss_kib) / 1024, 1)
     return row
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's reaped children (k6 is the only child reaped during a run)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _metric(data: dict, name: str, key: str, default=0.0):

@@ -245,8 +245,12 @@ def main(argv=None) -> int:
             for build in builds:
                 if not build.only_scenarios:
                     bench.open_search(sc, build, key, seed_file)
-    meta = {"command": " ".join([".venv/bin/python", "loadtests/run.py", *(argv if argv is not None else sys.argv[1:])]),
-            "features": data["features"], "args": {k: v for k, v in vars(args).items() if k != "key"}, "builds": {b.name: b.label for b in builds},
+    argv = list(argv if argv is not None else sys.argv[1:])
+    if args.key:  # never write the key into the results
+        argv = ["***" if a == args.key else a.replace(args.key, "***") for a in argv]
+    shown = {"external": f"external server at {args.target_url}"} if args.target_url else {b.name: b.label for b in builds}
+    meta = {"command": " ".join([".venv/bin/python", "loadtests/run.py", *argv]),
+            "features": data["features"], "args": {k: v for k, v in vars(args).items() if k != "key"}, "builds": shown,
             "scenarios": {s.name: s.what for s in todo}, "work_dir": str(work)}
     (out / "results.json").write_text(json.dumps({"meta": meta, "rows": bench.rows}, indent=1))
     write_report(out, meta, bench.rows)

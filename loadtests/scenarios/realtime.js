@@ -11,9 +11,17 @@ import {
 } from '../lib/appwrite.js';
 
 const VUS = parseInt(__ENV.VUS || '500', 10);
-const DURATION_S = parseInt((__ENV.DURATION || '60s').replace('s', ''), 10);
-const SETTLE_S = parseInt(__ENV.SETTLE || String(Math.min(10, Math.max(2, Math.floor(DURATION_S / 4)))), 10);
+function seconds(d) {
+  const m = /^(\d+)(s|m|h)?$/.exec(d);
+  if (!m) throw new Error(`DURATION must look like 30s, 5m or 1h, got ${d}`);
+  return parseInt(m[1], 10) * ({ s: 1, m: 60, h: 3600 }[m[2] || 's']);
+}
+const DURATION_S = seconds(__ENV.DURATION || '60s');
+const SETTLE_S = parseInt(__ENV.SETTLE || String(Math.min(10, Math.max(1, Math.floor(DURATION_S / 4)))), 10);
 const PUB_RATE = parseInt(__ENV.PUB_RATE || '5', 10);
+// Publishing stops 2 s before the sockets close, so late deliveries still count.
+const PUB_S = Math.max(1, DURATION_S - SETTLE_S - 2);
+const SOCKET_S = Math.max(DURATION_S, SETTLE_S + PUB_S + 2);
 
 const delivery = new Trend('rt_delivery_ms', true);
 const received = new Counter('rt_received');
@@ -23,12 +31,12 @@ const subscribed = new Counter('rt_subscribed');
 export const options = {
   scenarios: {
     subscribers: {
-      executor: 'per-vu-iterations', vus: VUS, iterations: 1, maxDuration: `${DURATION_S + 30}s`,
+      executor: 'per-vu-iterations', vus: VUS, iterations: 1, maxDuration: `${SOCKET_S + 30}s`,
       exec: 'subscriber',
     },
     publisher: {
       executor: 'constant-arrival-rate', rate: PUB_RATE, timeUnit: '1s', exec: 'publisher',
-      startTime: `${SETTLE_S}s`, duration: `${Math.max(1, DURATION_S - SETTLE_S - 3)}s`,
+      startTime: `${SETTLE_S}s`, duration: `${PUB_S}s`,
       preAllocatedVUs: 5, maxVUs: 20,
     },
   },
@@ -60,7 +68,7 @@ export function subscriber() {
     }
   };
   const pinger = setInterval(() => ws.send(JSON.stringify({ type: 'ping' })), 20000);
-  setTimeout(() => { clearInterval(pinger); ws.close(); }, DURATION_S * 1000);
+  setTimeout(() => { clearInterval(pinger); ws.close(); }, SOCKET_S * 1000);
 }
 
 export function publisher() {

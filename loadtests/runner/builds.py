@@ -68,8 +68,9 @@ def abuse_env(vus: int) -> dict[str, str]:
     its own user, so the defaults (120 row writes/60 s per user) already hold below ~2 writes/s
     per VU; the tight `create` loop can exceed that, so limits are raised 100x: the check still
     runs (same Redis round trip per request) but never answers 429. The login rule is keyed by
-    email and Appwrite resets it on a good login. Variable names follow the abuse branch's
-    ``ABUSE_LIMIT_<RULE>`` overrides (rule name upper-cased, dots -> underscores).
+    email and Appwrite resets it on a good login. The ``ABUSE_LIMIT_<RULE>`` names (rule name
+    upper-cased, dots -> underscores) are this runner's assumption: the abuse app is on another
+    branch; align them with its per-rule override variables when it is merged.
     """
     scale = 100
     return {

@@ -400,3 +400,11 @@ V1_PROJECT_RESOLVER = "apps.projects.selectors.project_resolve"
 V1_ORIGIN_CHECKER = "apps.projects.selectors.origin_allowed"
 V1_AUTHENTICATOR = "apps.accounts.authn.authenticate"
 V1_ABUSE_CHECK = "apps.abuse.services.abuse_check"
+V1_ABUSE_CHECK = None
+
+# --- Load tests only --------------------------------------------------------------------------
+# BENCH_APP=1 (set by loadtests/run.py, never in a product deployment) installs the benchmark
+# endpoints /v1/bench/wait and /v1/bench/cpu (loadtests/benchapp).
+BENCH_APP = _env_bool("BENCH_APP", False)
+if BENCH_APP:
+    INSTALLED_APPS.append("loadtests.benchapp")

@@ -16,11 +16,20 @@ from apps.core.urls import endpoints as core_endpoints
 from apps.databases.urls import endpoints as database_endpoints
 from apps.storage.urls import endpoints as storage_endpoints
 
+
+def _bench_endpoints():
+    """Benchmark-only routes (``BENCH_APP=1``, set by loadtests/run.py); never in the product."""
+    from loadtests.benchapp.urls import endpoints
+
+    return endpoints
+
+
 v1_router = Router([
     *core_endpoints,
     *account_endpoints,
     *storage_endpoints,
     *database_endpoints,
+    *(_bench_endpoints() if settings.BENCH_APP else []),
 ])
 
 urlpatterns = [

@@ -1,0 +1,11 @@
+"""Benchmark routes; ``backend/urls.py`` adds them to the /v1 router only when ``BENCH_APP=1``."""
+
+from apps.core.http.endpoint import Endpoint
+from loadtests.benchapp import api
+
+endpoints = [
+    Endpoint("GET", "/bench/wait", api.bench_wait, "bench.wait", scope="global",
+             summary="Benchmark only: wait 100 ms (asyncio.sleep on ASGI, time.sleep on WSGI)."),
+    Endpoint("GET", "/bench/cpu", api.bench_cpu, "bench.cpu", scope="global",
+             summary="Benchmark only: compute fib(20) in pure Python."),
+]

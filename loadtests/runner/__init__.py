@@ -1,0 +1,1 @@
+"""The comparison runner behind loadtests/run.py."""

@@ -1,0 +1,176 @@
+"""The builds under comparison (one row each) and their server processes.
+
+A build is a name, a server command and the environment it adds. All builds run the same code on
+the same CPU budget: the server is started under ``taskset -c <server cpus>``, so gunicorn's
+workers and uvicorn's threads inherit the pinning.
+
+Why 3 gunicorn sync workers on one core: a sync worker idles while it waits for PostgreSQL or
+Redis (which run on the other core), so one worker cannot keep its core busy; gunicorn's own
+rule of thumb is (2 x cores) + 1 = 3 for one core. More workers add memory and context switches
+without adding CPU. Same pool budget: uvicorn has one psycopg pool of ``DB_POOL_MAX_SIZE=20``;
+each sync worker uses at most one connection at a time (3 in all), plus ``DB_POOL_MIN_SIZE=1``
+idle per process. ``--preload`` imports Django once in the master and forks the workers (shared
+pages, faster start); every pool is created lazily, after the fork, in each worker.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PY = sys.executable
+
+
+@dataclass(frozen=True)
+class Build:
+    """One column of the comparison: ``command`` has a ``{port}`` placeholder."""
+
+    name: str
+    label: str
+    command: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+    asgi: bool = True  # serves websockets (realtime)
+    only_scenarios: tuple[str, ...] = ()  # empty = every scenario
+
+
+UVICORN = (PY, "-m", "uvicorn", "backend.asgi:application", "--host", "127.0.0.1", "--port", "{port}",
+           "--no-access-log", "--loop", "uvloop", "--http", "httptools", "--lifespan", "on",
+           "--backlog", "2048", "--timeout-graceful-shutdown", "5")
+GUNICORN = (PY, "-m", "gunicorn", "backend.wsgi:application", "--bind", "127.0.0.1:{port}",
+            "--workers", "3", "--worker-class", "sync", "--preload", "--backlog", "2048", "--timeout", "120",
+            "--graceful-timeout", "5")
+
+# The builds table. A later lean ASGI adapter is one more row, e.g.
+#   Build("asgi-lean", "ASGI, lean /v1 adapter (uvicorn, 1 process)", UVICORN, {"V1_ADAPTER": "lean"}),
+BUILDS: dict[str, Build] = {b.name: b for b in [
+    Build("asgi", "ASGI: uvicorn, 1 process (product default)", UVICORN),
+    # The naive path: Django's ASGIHandler + the V1Middleware adapter. Today this IS the product
+    # default, so it is not run separately unless asked (--builds asgi,asgi-django,wsgi).
+    Build("asgi-django", "ASGI: uvicorn, Django-handler adapter (naive)", UVICORN, {"V1_ADAPTER": "django"}),
+    Build("wsgi", "WSGI: gunicorn, 3 sync workers", GUNICORN, asgi=False),
+    # Abuse overhead (issue 5): the ASGI build with rate limiting switched off.
+    Build("asgi-noabuse", "ASGI: uvicorn, ABUSE_ENABLED=false", UVICORN, {"ABUSE_ENABLED": "false"},
+          only_scenarios=("create",)),
+]}
+
+
+def abuse_env(vus: int) -> dict[str, str]:
+    """Abuse checks on, with the per-user row/file limits raised so 500 VUs never hit them.
+
+    Appwrite keys these rules by IP + method + route + user id (contract §10) and every VU has
+    its own user, so the defaults (120 row writes/60 s per user) already hold below ~2 writes/s
+    per VU; the tight `create` loop can exceed that, so limits are raised 100x: the check still
+    runs (same Redis round trip per request) but never answers 429. The login rule is keyed by
+    email and Appwrite resets it on a good login. The ``ABUSE_LIMIT_<RULE>`` names (rule name
+    upper-cased, dots -> underscores) are this runner's assumption: the abuse app is on another
+    branch; align them with its per-rule override variables when it is merged.
+    """
+    scale = 100
+    return {
+        "ABUSE_ENABLED": "true",
+        "ABUSE_LIMIT_ROWS_CREATE": str(120 * scale),
+        "ABUSE_LIMIT_ROWS_UPDATE": str(120 * scale),
+        "ABUSE_LIMIT_FILES_CREATE": str(60 * scale),
+        "ABUSE_LIMIT_ACCOUNT_SESSION_EMAIL": str(10 * scale * max(1, vus // 10)),
+    }
+
+
+@dataclass
+class Server:
+    build: Build
+    port: int
+    proc: subprocess.Popen
+    log: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def pids(self) -> list[int]:
+        """The server's process tree (taskset execs in place, so proc.pid is the server)."""
+        return process_tree(self.proc.pid)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start_server(build: Build, port: int, env: dict[str, str], cpus: str, log: Path, wait: float = 60) -> Server:
+    """Start ``build`` pinned to ``cpus``; wait until /v1/health/version answers."""
+    cmd = ["taskset", "-c", cpus, *(part.replace("{port}", str(port)) for part in build.command)]
+    full_env = {**os.environ, **env, **build.env, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    server = Server(build, port, proc, log)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{build.name} exited early:\n{log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(server.url + "/v1/health/version", timeout=1) as r:
+                if r.status == 200:
+                    return server
+        except OSError:
+            pass
+        time.sleep(0.2)
+    server.stop()
+    raise RuntimeError(f"{build.name} did not start:\n{log.read_text()[-2000:]}")
+
+
+# --- /proc accounting -------------------------------------------------------------------------
+_CLK = os.sysconf("SC_CLK_TCK")
+
+
+def process_tree(root: int) -> list[int]:
+    """``root`` and all its descendants (by parent pid in /proc/<pid>/stat)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(children.get(pid, ()))
+    return out
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """utime + stime of ``pids`` (all their threads), in seconds."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15 of stat)
+    return total / _CLK
+
+
+def memory_kib(pids: list[int], field_name: str) -> int:
+    """Sum of ``VmHWM`` (peak) or ``VmRSS`` over ``pids``, in KiB."""
+    total = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith(field_name + ":"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue
+    return total

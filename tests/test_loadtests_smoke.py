@@ -1,0 +1,65 @@
+"""The load-test runner's smoke mode, end to end: every available scenario on both builds.
+
+No performance assertions: only that each scenario the server supports today ran, produced a
+k6 summary with requests, and that the report and chart were written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from urllib.parse import urlsplit
+
+import psycopg
+
+from conftest import ROOT, free_port
+
+
+def _admin_url() -> tuple[str, str]:
+    url = os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/test"
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}/postgres", f"{parts.path.lstrip('/') or 'test'}_ltsmoke"
+
+
+def test_smoke_runs_every_available_scenario_on_both_builds(tmp_path):
+    admin, database = _admin_url()
+    redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+    cmd = [sys.executable, "loadtests/run.py", "--smoke", "--fresh", "--results-dir", str(tmp_path),
+           "--pg-url", admin, "--database", database, "--redis-url", redis_url, "--port", str(free_port())]
+    try:
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=170)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+    (out,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert (out / "report.md").stat().st_size > 0
+    assert (out / "chart.png").read_bytes()[:4] == b"\x89PNG"
+    results = json.loads((out / "results.json").read_text())
+    planned = results["meta"]["scenarios"]
+    assert {"ping", "login", "wait", "cpu"} <= set(planned)  # what exists today, at least
+    for name in planned:
+        for build in ("asgi", "wsgi"):
+            if name == "realtime" and build == "wsgi":
+                continue
+            rows = [r for r in results["rows"] if r["scenario"] == name and r["build"] == build]
+            assert rows, f"{name} did not run on {build}"
+            assert rows[0]["requests"] > 0, f"{name} on {build}: no requests"
+            assert (out / "summaries" / f"{name}-{build}-r1.json").exists()
+
+
+_ROUTES = ("import django, os; os.environ['DJANGO_SETTINGS_MODULE']='backend.settings'; django.setup(); "
+           "from django.conf import settings; from backend.urls import v1_router as r; "
+           "print('loadtests.benchapp' in settings.INSTALLED_APPS, any(e.path.startswith('/bench/') for e in r.endpoints))")
+
+
+def test_bench_app_is_installed_only_when_asked():
+    base = {k: v for k, v in os.environ.items() if k != "BENCH_APP"}
+    default = subprocess.run([sys.executable, "-c", _ROUTES], cwd=ROOT, env=base, capture_output=True, text=True)
+    asked = subprocess.run([sys.executable, "-c", _ROUTES], cwd=ROOT, env={**base, "BENCH_APP": "1"},
+                           capture_output=True, text=True)
+    assert default.stdout.split() == ["False", "False"], default.stderr
+    assert asked.stdout.split() == ["True", "True"], asked.stderr

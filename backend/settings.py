@@ -400,7 +400,6 @@ V1_PROJECT_RESOLVER = "apps.projects.selectors.project_resolve"
 V1_ORIGIN_CHECKER = "apps.projects.selectors.origin_allowed"
 V1_AUTHENTICATOR = "apps.accounts.authn.authenticate"
 V1_ABUSE_CHECK = "apps.abuse.services.abuse_check"
-V1_ABUSE_CHECK = None
 
 # --- Load tests only --------------------------------------------------------------------------
 # BENCH_APP=1 (set by loadtests/run.py, never in a product deployment) installs the benchmark

@@ -42,15 +42,15 @@ class Build:
 
 UVICORN = (PY, "-m", "uvicorn", "backend.asgi:application", "--host", "127.0.0.1", "--port", "{port}",
            "--no-access-log", "--loop", "uvloop", "--http", "httptools", "--lifespan", "on",
-           "--backlog", "2048", "--timeout-graceful-shutdown", "5")
+           "--backlog", "2048", "--timeout-graceful-shutdown", "5", "--no-proxy-headers")
 GUNICORN = (PY, "-m", "gunicorn", "backend.wsgi:application", "--bind", "127.0.0.1:{port}",
             "--workers", "3", "--worker-class", "sync", "--preload", "--backlog", "2048", "--timeout", "120",
             "--graceful-timeout", "5")
 
-# The builds table. A later lean ASGI adapter is one more row, e.g.
-#   Build("asgi-lean", "ASGI, lean /v1 adapter (uvicorn, 1 process)", UVICORN, {"V1_ADAPTER": "lean"}),
+# The builds table.
 BUILDS: dict[str, Build] = {b.name: b for b in [
     Build("asgi", "ASGI: uvicorn, 1 process (product default)", UVICORN),
+    Build("asgi-lean", "ASGI: uvicorn, lean /v1 adapter", UVICORN, {"V1_ADAPTER": "lean"}),
     # The naive path: Django's ASGIHandler + the V1Middleware adapter. Today this IS the product
     # default, so it is not run separately unless asked (--builds asgi,asgi-django,wsgi).
     Build("asgi-django", "ASGI: uvicorn, Django-handler adapter (naive)", UVICORN, {"V1_ADAPTER": "django"}),
@@ -68,18 +68,18 @@ def abuse_env(vus: int) -> dict[str, str]:
     its own user, so the defaults (120 row writes/60 s per user) already hold below ~2 writes/s
     per VU; the tight `create` loop can exceed that, so limits are raised 100x: the check still
     runs (same Redis round trip per request) but never answers 429. The login rule is keyed by
-    email and Appwrite resets it on a good login. The ``ABUSE_LIMIT_<RULE>`` names (rule name
-    upper-cased, dots -> underscores) are this runner's assumption: the abuse app is on another
-    branch; align them with its per-rule override variables when it is merged.
+    email and Appwrite resets it on a good login. Overrides go through the abuse app's
+    ``ABUSE_LIMITS`` JSON (README "Rate limits").
     """
+    import json
+
     scale = 100
-    return {
-        "ABUSE_ENABLED": "true",
-        "ABUSE_LIMIT_ROWS_CREATE": str(120 * scale),
-        "ABUSE_LIMIT_ROWS_UPDATE": str(120 * scale),
-        "ABUSE_LIMIT_FILES_CREATE": str(60 * scale),
-        "ABUSE_LIMIT_ACCOUNT_SESSION_EMAIL": str(10 * scale * max(1, vus // 10)),
+    limits = {
+        "rows.create": 120 * scale, "rows.update": 120 * scale, "rows.upsert": 120 * scale,
+        "rows.delete": 60 * scale, "files.create": 60 * scale, "files.delete": 60 * scale,
+        "account.session.email": 10 * scale * max(1, vus // 10),
     }
+    return {"ABUSE_ENABLED": "true", "ABUSE_LIMITS": json.dumps(limits)}
 
 
 @dataclass

@@ -8,6 +8,7 @@ created with the key (the key bypasses abuse checks and receives the session sec
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
 import os
 import subprocess
@@ -63,6 +64,9 @@ class Client:
         self.v1 = url.rstrip("/") + "/v1"
         self.project, self.key = project, key
         self.http = requests.Session()
+        # Like an SDK on a server: never replay the session cookies of earlier answers (they would
+        # outrank the X-Appwrite-Session header and act as the last user created).
+        self.http.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
 
     def call(self, method, path, *, key=True, session=None, **kw):
         h = {"X-Appwrite-Project": self.project, **kw.pop("headers", {})}

@@ -144,16 +144,17 @@ def wsgi_server(live_env):
 
 
 @pytest.fixture(scope="session")
-def lean_server(live_env):
-    server = start_server("asgi", {**live_env, "V1_ADAPTER": "lean"})
+def naive_server(live_env):
+    """The ASGI build with /v1 served through Django's ASGI handler (``V1_ADAPTER=django``)."""
+    server = start_server("asgi", {**live_env, "V1_ADAPTER": "django"})
     yield server
     server.stop()
 
 
-@pytest.fixture(params=["asgi", "wsgi", "lean"])
+@pytest.fixture(params=["asgi", "wsgi", "naive"])
 def server(request) -> LiveServer:
-    """Each test using it runs against the ASGI build (Django handler), the WSGI build and the
-    ASGI build with the lean /v1 adapter: behaviour must be identical."""
+    """Each test using it runs against the ASGI build (lean /v1 adapter, the default), the WSGI
+    build, and the ASGI build on Django's handler: behaviour must be identical."""
     return request.getfixturevalue(f"{request.param}_server")
 
 

@@ -318,7 +318,7 @@ MAX_JSON_BODY = _env_int("MAX_JSON_BODY", 4 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY
 # How ASGI serves /v1: "django" (Django's ASGI handler + the adapter middleware) or "lean"
 # (the lean ASGI adapter, no Django per-request machinery). WSGI always uses the middleware.
-V1_ADAPTER = _env("V1_ADAPTER", "django").lower()
+V1_ADAPTER = _env("V1_ADAPTER", "lean").lower()
 if V1_ADAPTER not in {"django", "lean"}:
     raise ImproperlyConfigured(f"V1_ADAPTER must be 'django' or 'lean', got {V1_ADAPTER!r}")
 # Request bodies and uploaded file parts above this many bytes are spooled to disk rather than
@@ -394,6 +394,9 @@ LOGGING = {
         "django.request": {"level": "ERROR", "handlers": ["console"], "propagate": False},
     },
 }
+
+# Seconds a process keeps a resolved project (apps/projects/selectors.py); 0 = no cache.
+PROJECT_CACHE_TTL = _env_int("PROJECT_CACHE_TTL", 30, minimum=0)
 
 # --- /v1 pipeline strategies (apps.core.http.pipeline) ----------------------------------------
 V1_PROJECT_RESOLVER = "apps.projects.selectors.project_resolve"

@@ -125,7 +125,9 @@ class PgAsync(Database):
                 "autocommit": True,
                 "options": f"-c statement_timeout={settings.DB_STATEMENT_TIMEOUT_MS}",
             },
-            check=AsyncConnectionPool.check_connection,
+            # No check= on getconn: it costs a round trip per acquisition (measured: 29 % of the
+            # request CPU under the mix load test). Broken connections are replaced by the pool
+            # when they fail and at max_lifetime.
             open=False,
         )
         self._opened = False

@@ -54,6 +54,9 @@ class KV:
         """
         raise NotImplementedError
 
+    async def publish(self, channel: str, data: bytes) -> None:
+        """Redis ``PUBLISH``; a no-op without Redis (one process: nobody else to tell)."""
+
     async def close(self) -> None:
         """Release pooled connections."""
 
@@ -216,6 +219,9 @@ class RedisAsync(KV):
     async def hit_windows(self, keys, window, add=1):
         return _pairs(await self._call(self._hits(keys=list(keys), args=[add, window * 1000])))
 
+    async def publish(self, channel, data):
+        await self._call(self._client.publish(channel, data))
+
     async def close(self):
         await self._client.aclose()
         await self._pool.disconnect()
@@ -263,6 +269,9 @@ class RedisSync(KV):
 
     async def hit_windows(self, keys, window, add=1):
         return _pairs(self._call(self._hits, keys=list(keys), args=[add, window * 1000]))
+
+    async def publish(self, channel, data):
+        self._call(self._client.publish, channel, data)
 
     async def close(self):
         self._pool.disconnect()

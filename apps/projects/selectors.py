@@ -6,16 +6,36 @@ The pipeline calls :func:`project_resolve` and :func:`origin_allowed` through th
 
 from __future__ import annotations
 
+import time
+
+from django.conf import settings
+
 from apps.core.db import as_dt
+
+# project uid -> (row, monotonic expiry). Every /v1 request resolves its project; projects change
+# only through the admin and the management commands, so a found project is kept for
+# PROJECT_CACHE_TTL seconds per process (unknown IDs are never cached: a project created a moment
+# ago is found at once). Measured: the lookup was ~10 % of a request's CPU under load.
+_projects: dict[str, tuple[dict, float]] = {}
+_MAX_CACHED = 10_000
 
 
 async def project_resolve(ctx, project_uid: str) -> dict | None:
     """The project row ``{id, uid, name}`` for a public project ID, or ``None``."""
     if len(project_uid) > 36:
         return None
-    return await ctx.db.fetchone(
-        "SELECT id, uid, name FROM projects_project WHERE uid = %s", (project_uid,)
-    )
+    ttl = settings.PROJECT_CACHE_TTL
+    now = time.monotonic()
+    if ttl:
+        hit = _projects.get(project_uid)
+        if hit is not None and hit[1] > now:
+            return hit[0]
+    row = await ctx.db.fetchone("SELECT id, uid, name FROM projects_project WHERE uid = %s", (project_uid,))
+    if row is not None and ttl:
+        if len(_projects) >= _MAX_CACHED:
+            _projects.clear()
+        _projects[project_uid] = (row, now + ttl)
+    return row
 
 
 async def origin_allowed(ctx, origin: str, project: dict | None) -> bool:

@@ -57,14 +57,30 @@ def message_for(event: WriteEvent) -> dict | None:
 
 
 async def on_write(ctx, event: WriteEvent) -> None:
-    """The ``apps.core.events`` subscriber: publish ``event`` for the project's sockets."""
+    """The ``apps.core.events`` subscriber: publish ``event`` for the project's sockets.
+
+    With the Redis pub/sub layer this is one ``PUBLISH`` of the layer's own serialisation on the
+    request's pooled Redis client (``ctx.kv``; sync client under WSGI), exactly what the layer's
+    ``group_send`` would send, without its single shared connection (which queued publishes
+    behind each other under load). Without Redis: the in-process layer's ``group_send``.
+    """
     message = message_for(event)
     if message is None:
         return
     group = group_name(_project_uid(ctx, event))
-    if getattr(ctx, "mode", "async") == "sync":
-        publish_sync(group, message)
+    channel = redis_group_channel(group)
+    if channel is not None:
+        from channels.layers import get_channel_layer
+
+        kv = getattr(ctx, "kv", None)
+        data = get_channel_layer().serialize(message)
+        if kv is None:  # called outside a request (tests, management commands)
+            publish_sync(group, message)
+            return
+        await kv.publish(channel, data)
         return
+    if getattr(ctx, "mode", "async") == "sync":
+        return  # no Redis: a WSGI process has no sockets to tell
     from channels.layers import get_channel_layer
 
     layer = get_channel_layer()
@@ -73,12 +89,21 @@ async def on_write(ctx, event: WriteEvent) -> None:
     await asyncio.wait_for(layer.group_send(group, message), settings.REALTIME_PUBLISH_TIMEOUT)
 
 
+def redis_group_channel(group: str) -> str | None:
+    """The Redis channel the pub/sub layer uses for ``group``, or ``None`` without that layer."""
+    config = settings.CHANNEL_LAYERS.get("default", {})
+    if not config.get("BACKEND", "").endswith("RedisPubSubChannelLayer") or not settings.REDIS_URL:
+        return None
+    prefix = config.get("CONFIG", {}).get("prefix", "asgi")
+    return f"{prefix}__group__{group}"
+
+
 def publish_sync(group: str, message: dict) -> bool:
     """``PUBLISH`` ``message`` to ``group`` without an event loop; False when there is no
     Redis pub/sub layer to publish to."""
     global _sync_client
-    config = settings.CHANNEL_LAYERS.get("default", {})
-    if not config.get("BACKEND", "").endswith("RedisPubSubChannelLayer") or not settings.REDIS_URL:
+    channel = redis_group_channel(group)
+    if channel is None:
         return False
     import redis
     from channels.layers import get_channel_layer
@@ -88,7 +113,5 @@ def publish_sync(group: str, message: dict) -> bool:
             settings.REDIS_URL, socket_timeout=settings.REALTIME_PUBLISH_TIMEOUT,
             socket_connect_timeout=settings.REALTIME_PUBLISH_TIMEOUT,
         )
-    prefix = config.get("CONFIG", {}).get("prefix", "asgi")
-    data = get_channel_layer().serialize(message)
-    _sync_client.publish(f"{prefix}__group__{group}", data)
+    _sync_client.publish(channel, get_channel_layer().serialize(message))
     return True

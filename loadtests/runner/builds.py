@@ -49,11 +49,11 @@ GUNICORN = (PY, "-m", "gunicorn", "backend.wsgi:application", "--bind", "127.0.0
 
 # The builds table.
 BUILDS: dict[str, Build] = {b.name: b for b in [
-    Build("asgi", "ASGI: uvicorn, 1 process (product default)", UVICORN),
-    Build("asgi-lean", "ASGI: uvicorn, lean /v1 adapter", UVICORN, {"V1_ADAPTER": "lean"}),
-    # The naive path: Django's ASGIHandler + the V1Middleware adapter. Today this IS the product
-    # default, so it is not run separately unless asked (--builds asgi,asgi-django,wsgi).
-    Build("asgi-django", "ASGI: uvicorn, Django-handler adapter (naive)", UVICORN, {"V1_ADAPTER": "django"}),
+    Build("asgi", "ASGI: uvicorn, 1 process, lean /v1 adapter (product default)", UVICORN, {"V1_ADAPTER": "lean"}),
+    # The naive migration: the same process, /v1 served through Django's ASGIHandler and the
+    # V1Middleware adapter (a per-request thread context, signals through sync_to_async).
+    Build("asgi-django", "ASGI: uvicorn, 1 process, Django's ASGI handler (naive)", UVICORN,
+          {"V1_ADAPTER": "django"}),
     Build("wsgi", "WSGI: gunicorn, 3 sync workers", GUNICORN, asgi=False),
     # Abuse overhead (issue 5): the ASGI build with rate limiting switched off.
     Build("asgi-noabuse", "ASGI: uvicorn, ABUSE_ENABLED=false", UVICORN, {"ABUSE_ENABLED": "false"},

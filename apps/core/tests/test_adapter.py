@@ -62,9 +62,20 @@ def _asgi_get(app, path: str, headers: list[tuple[bytes, bytes]]) -> tuple[int, 
     return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
 
 
-def test_asgi_v1_middleware_makes_no_hop_of_its_own(record, django_db_blocker, monkeypatch):
-    from apps.core.http import django_adapter
+def test_lean_adapter_makes_no_hop_and_starts_no_thread(record, django_db_blocker):
+    """The default ASGI path (V1_ADAPTER=lean): no Django machinery at all on /v1."""
     from backend.asgi import application
+
+    with django_db_blocker.unblock():
+        status, body = _asgi_get(application, "/v1/health/version", [])
+    assert status == 200 and b"version" in body
+    assert record["sync_to_async"] == [] and record["threads"] == []
+
+
+def test_asgi_v1_middleware_makes_no_hop_of_its_own(record, django_db_blocker, monkeypatch):
+    """The naive path (V1_ADAPTER=django): Django's ASGI handler and the adapter middleware."""
+    from apps.core.http import django_adapter
+    from backend.asgi import django_app as application
 
     seen = []
     real_handle = django_adapter.pipeline.handle

@@ -20,7 +20,8 @@ ENV PATH=/opt/venv/bin:$PATH \
     DJANGO_SETTINGS_MODULE=backend.settings \
     BIND_HOST=0.0.0.0 \
     PORT=8000 \
-    STATIC_ROOT=/app/static
+    STATIC_ROOT=/app/static \
+    STORAGE_ROOT=/data/files
 RUN groupadd --system --gid 10001 app \
  && useradd --system --uid 10001 --gid app --home-dir /app --no-create-home --shell /usr/sbin/nologin app \
  && mkdir -p /data/files \

@@ -76,6 +76,11 @@ if PRODUCTION:
             "SECRET_KEY: it signs JWTs and admin sessions. Generate one with "
             "`python -c 'import secrets; print(secrets.token_urlsafe(64))'`."
         )
+    if len(SECRET_KEY) < 32 or "change-me" in SECRET_KEY:
+        raise ImproperlyConfigured(
+            "SECRET_KEY looks like a placeholder or is shorter than 32 characters. Generate one with "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(64))'`."
+        )
     if DEBUG:
         raise ImproperlyConfigured("DEBUG must be off when APP_ENV=production.")
 elif not SECRET_KEY:

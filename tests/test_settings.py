@@ -23,6 +23,12 @@ def test_production_without_secret_key_fails_clearly():
     assert "SECRET_KEY is not set" in result.stderr
 
 
+def test_production_refuses_placeholder_or_short_keys():
+    for key in ("change-me-to-a-long-random-string-0123456789", "short"):
+        result = _run(APP_ENV="production", SECRET_KEY=key, ALLOWED_HOSTS="a.b")
+        assert result.returncode != 0 and "placeholder or is shorter than 32" in result.stderr
+
+
 def test_production_needs_allowed_hosts_and_no_debug():
     assert "ALLOWED_HOSTS is required" in _run(APP_ENV="production", SECRET_KEY="x" * 50).stderr
     debug = _run(APP_ENV="production", SECRET_KEY="x" * 50, ALLOWED_HOSTS="a.b", DEBUG="true")

@@ -52,6 +52,22 @@ def project_create(*, project_id: str, name: str = "", origins: list[str] = ()) 
     return project
 
 
+def project_ensure(*, project_id: str, name: str = "", origins: list[str] = ()) -> Project:
+    """The project ``project_id``, created if missing; the given origins are added to it.
+
+    Raises :class:`ProjectError` like :func:`project_create` for bad input.
+    """
+    project = Project.objects.filter(uid=project_id).first()
+    if project is None:
+        return project_create(project_id=project_id, name=name, origins=origins)
+    bad = [o for o in origins if not _valid_origin(o)]
+    if bad:
+        raise ProjectError(f"invalid origin {bad[0]!r}: expected scheme://host[:port] or *")
+    for origin in dict.fromkeys(origins):
+        Platform.objects.get_or_create(project=project, origin=origin.rstrip("/"))
+    return project
+
+
 def api_key_create(
     *, project_id: str, name: str = "", scopes: list[str], expire: dt.datetime | None = None
 ) -> tuple[ApiKey, str]:

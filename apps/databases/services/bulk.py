@@ -21,7 +21,7 @@ from apps.databases.services.rows import (
     allowed,
     announce_row,
     data_of,
-    insert_row,
+    insert_rows,
     perm_list,
     prepare_new,
     require_create,
@@ -45,8 +45,10 @@ async def rows_create(ctx, *, naming: Naming, database: dict, table: dict, items
             raise naming.error("row", "invalid_structure")
         uid = resolve_id(str(item.get("$id") or "unique()"), "$id")
         prepared.append((uid, *prepare_new(ctx, naming, table, item, item.get("$permissions"))))
+    if len({uid for uid, _, _ in prepared}) != len(prepared):
+        raise naming.error("row", "already_exists")
     async with ctx.db.transaction() as tx:
-        rows = [await insert_row(tx, naming, table, uid, data, perms) for uid, data, perms in prepared]
+        rows = await insert_rows(tx, naming, table, prepared)
     for row in rows:
         await announce_row(ctx, database, table, row, "create")
     return rows

@@ -74,6 +74,28 @@ async def insert_row(tx, naming: Naming, table: dict, row_uid: str, data: dict, 
         raise naming.error("row", "already_exists") from None
 
 
+async def insert_rows(tx, naming: Naming, table: dict, items: list[tuple[str, dict, list[str]]]) -> list[dict]:
+    """Insert ``(row_uid, data, permissions)`` items with ONE multi-row INSERT; the rows in input
+    order. One round trip instead of one per row: under load every await of a transaction holds
+    its pooled connection for another trip through a busy event loop."""
+    ts = tx.dt(now())
+    values, params = [], []
+    for row_uid, data, permissions in items:
+        values.append("(%s, %s, %s, %s, %s, %s, %s)")
+        params += [table["id"], row_uid, tx.json(data), tx.json(permissions),
+                   dialect.roles_value(tx, perm.roles_of(permissions, "read")), ts, ts]
+    try:
+        rows = await tx.fetchall(
+            f"INSERT INTO {dialect.ROWS} (table_id, uid, data, permissions, read_roles, created_at, updated_at) "
+            f"VALUES {', '.join(values)} RETURNING {_RETURNING}",
+            params,
+        )
+    except UniqueViolation:
+        raise naming.error("row", "already_exists") from None
+    by_uid = {row["uid"]: row for row in rows}
+    return [by_uid[row_uid] for row_uid, _, _ in items]
+
+
 async def write_row(tx, naming: Naming, row: dict, data: dict, permissions: list[str]) -> dict:
     try:
         return await tx.fetchone(

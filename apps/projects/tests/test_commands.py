@@ -54,3 +54,12 @@ def test_bad_input_fails_clearly(live_env, project, args, message):
 def test_duplicate_project(live_env, project):
     result = manage(live_env, "createproject", project.id)
     assert result.returncode != 0 and "already exists" in result.stderr
+
+
+def test_exists_ok_adds_origins_and_reruns(live_env, project, sql):
+    for _ in range(2):
+        result = manage(live_env, "createproject", project.id, "--exists-ok", "--origin", "http://again.test")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == project.id
+    rows = sql("SELECT origin FROM projects_platform WHERE project_id = %s", (project.pk,))
+    assert rows == [("http://again.test",)]

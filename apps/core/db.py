@@ -40,11 +40,48 @@ class UniqueViolation(Exception):
         self.constraint = constraint
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _parse_int(text: str) -> int | float:
+    # PostgreSQL's jsonb prints large floats without an exponent (1e308 -> "1000...0"), so a
+    # stored float can read back as an integer no JSON encoder (orjson: 64 bits) can write.
+    # Every integer we accept fits in 64 bits, so anything wider was a float.
+    value = int(text)
+    return value if _INT64_MIN <= value <= _INT64_MAX else float(text)
+
+
+def json_loads(data: str | bytes) -> Any:
+    """``json.loads`` for values read from JSON columns (see :func:`_parse_int`)."""
+    return json.loads(data, parse_int=_parse_int)
+
+
 def as_json(value: Any) -> Any:
     """A JSON column's value as Python data (drivers return text or decoded data)."""
     if isinstance(value, (str, bytes)):
-        return json.loads(value)
+        return json_loads(value)
     return value
+
+
+# Data exceptions caused by request values (PostgreSQL rejects what SQLite stores): answered
+# 400 instead of a 500 with a traceback. NUL in text is refused by psycopg itself (no sqlstate).
+_BAD_INPUT_SQLSTATES = frozenset({
+    None,  # psycopg: "PostgreSQL text fields cannot contain NUL (0x00) bytes"
+    "22P05",  # untranslatable_character: \u0000 in jsonb
+    "22003",  # numeric_value_out_of_range
+    "22008",  # datetime_field_overflow
+    "22021",  # character_not_in_repertoire
+})
+
+
+def _bad_input(exc: BaseException) -> AppwriteError | None:
+    from psycopg import DataError
+
+    cause = exc if isinstance(exc, DataError) else exc.__cause__
+    if isinstance(cause, DataError) and getattr(cause, "sqlstate", None) in _BAD_INPUT_SQLSTATES:
+        return AppwriteError("general_argument_invalid", "Invalid parameter: a value cannot be stored "
+                                                         "(NUL characters or numbers out of range).")
+    return None
 
 
 def as_dt(value: Any) -> dt.datetime | None:
@@ -105,6 +142,12 @@ class Database:
 
 # --- PostgreSQL, async ---------------------------------------------------------------------------
 
+async def _configure_pg(conn) -> None:
+    from psycopg.types.json import set_json_loads
+
+    set_json_loads(json_loads, conn)
+
+
 class PgAsync(Database):
     vendor = "postgresql"
 
@@ -126,6 +169,7 @@ class PgAsync(Database):
                 "options": f"-c statement_timeout={settings.DB_STATEMENT_TIMEOUT_MS}",
             },
             check=AsyncConnectionPool.check_connection,
+            configure=_configure_pg,
             open=False,
         )
         self._opened = False
@@ -192,6 +236,8 @@ class _PgConn(Database):
             return await cur.fetchall() if cur.description else []
         except errors.UniqueViolation as exc:
             raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
+        except errors.DataError as exc:
+            raise (_bad_input(exc) or exc) from None
 
     async def fetchone(self, sql, params=()):
         from psycopg import errors
@@ -201,6 +247,8 @@ class _PgConn(Database):
             return await cur.fetchone() if cur.description else None
         except errors.UniqueViolation as exc:
             raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
+        except errors.DataError as exc:
+            raise (_bad_input(exc) or exc) from None
 
     async def execute(self, sql, params=()):
         from psycopg import errors
@@ -210,6 +258,8 @@ class _PgConn(Database):
             return cur.rowcount
         except errors.UniqueViolation as exc:
             raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
+        except errors.DataError as exc:
+            raise (_bad_input(exc) or exc) from None
 
     @asynccontextmanager
     async def transaction(self):
@@ -230,7 +280,7 @@ class DjangoSync(Database):
         self.vendor = connection.vendor
 
     def _run(self, sql, params, fetch):
-        from django.db import IntegrityError, OperationalError, connection
+        from django.db import DataError, IntegrityError, OperationalError, connection
 
         try:
             with connection.cursor() as cur:
@@ -244,6 +294,11 @@ class DjangoSync(Database):
         except IntegrityError as exc:
             if _is_unique_error(exc):
                 raise UniqueViolation(_constraint_of(exc)) from None
+            raise
+        except DataError as exc:
+            bad = _bad_input(exc) if self.vendor == "postgresql" else None
+            if bad is not None:
+                raise bad from None
             raise
         except OperationalError as exc:
             if type(exc.__cause__).__name__ in ("PoolTimeout", "TooManyRequests"):

@@ -156,6 +156,24 @@ def test_bulk_create_update_delete(tdb, sql):
     assert tdb.count(sql) == 2
 
 
+@pytest.mark.parametrize("rows,status,etype", [
+    ([{"$id": "u1", "title": "ok"}, {"$id": "u2", "title": "x", "count": "bad"}], 400, "row_invalid_structure"),
+    ([{"$id": "u1", "title": "ok"}, {"$id": "u2", "count": 1}], 400, "row_invalid_structure"),
+    ([{"$id": "u1", "title": "ok"}, {"$id": "-bad", "title": "x"}], 400, "general_argument_invalid"),
+    ([{"$id": "u1", "title": "ok"}, {"$id": "u2", "title": "x", "$permissions": ["read(any)"]}], 400,
+     "general_argument_invalid"),
+    ([{"$id": "u1", "title": "ok"}, 5], 400, "row_invalid_structure"),
+], ids=["bad value", "missing required", "bad id", "bad permission", "not an object"])
+def test_bulk_upsert_is_all_or_nothing(tdb, sql, rows, status, etype):
+    """PUT rows[] used to upsert item by item: rows before the bad one stayed written."""
+    tdb.add({"title": "keep", "count": 1}, row_id="u0")
+    r = tdb.call("PUT", tdb.R, json={"rows": [{"$id": "u0", "title": "changed"}, *rows]})
+    assert r.status_code == status, r.text
+    assert r.json()["type"] == etype
+    assert tdb.count(sql) == 1
+    assert tdb.call("GET", f"{tdb.R}/u0").json()["title"] == "keep"
+
+
 def test_increment_decrement_and_post_query(tdb):
     tdb.add({"title": "a", "count": 5}, row_id="c1")
     r = tdb.call("PATCH", f"{tdb.R}/c1/count/increment", json={"value": 3})

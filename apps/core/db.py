@@ -40,6 +40,10 @@ class UniqueViolation(Exception):
         self.constraint = constraint
 
 
+class ForeignKeyViolation(Exception):
+    """An INSERT/UPDATE referenced a parent row that is gone (deleted by a concurrent request)."""
+
+
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -236,6 +240,8 @@ class _PgConn(Database):
             return await cur.fetchall() if cur.description else []
         except errors.UniqueViolation as exc:
             raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
+        except errors.ForeignKeyViolation:
+            raise ForeignKeyViolation() from None
         except errors.DataError as exc:
             raise (_bad_input(exc) or exc) from None
 
@@ -247,6 +253,8 @@ class _PgConn(Database):
             return await cur.fetchone() if cur.description else None
         except errors.UniqueViolation as exc:
             raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
+        except errors.ForeignKeyViolation:
+            raise ForeignKeyViolation() from None
         except errors.DataError as exc:
             raise (_bad_input(exc) or exc) from None
 
@@ -258,6 +266,8 @@ class _PgConn(Database):
             return cur.rowcount
         except errors.UniqueViolation as exc:
             raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
+        except errors.ForeignKeyViolation:
+            raise ForeignKeyViolation() from None
         except errors.DataError as exc:
             raise (_bad_input(exc) or exc) from None
 
@@ -294,6 +304,8 @@ class DjangoSync(Database):
         except IntegrityError as exc:
             if _is_unique_error(exc):
                 raise UniqueViolation(_constraint_of(exc)) from None
+            if _is_fk_error(exc):
+                raise ForeignKeyViolation() from None
             raise
         except DataError as exc:
             bad = _bad_input(exc) if self.vendor == "postgresql" else None
@@ -337,6 +349,11 @@ def _is_unique_error(exc: Exception) -> bool:
     return name == "UniqueViolation" or "UNIQUE constraint failed" in str(cause)
 
 
+def _is_fk_error(exc: Exception) -> bool:
+    cause = exc.__cause__ or exc
+    return type(cause).__name__ == "ForeignKeyViolation" or "FOREIGN KEY constraint failed" in str(cause)
+
+
 def _constraint_of(exc: Exception) -> str:
     cause = exc.__cause__ or exc
     diag = getattr(cause, "diag", None)
@@ -370,6 +387,8 @@ class SqliteAsync(Database):
         except sqlite3.IntegrityError as exc:
             if "UNIQUE constraint failed" in str(exc):
                 raise UniqueViolation(str(exc)) from None
+            if "FOREIGN KEY constraint failed" in str(exc):
+                raise ForeignKeyViolation() from None
             raise
 
     async def fetchall(self, sql, params=()):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import orjson
 
 from apps.core import permissions as perm
-from apps.core.db import UniqueViolation, as_json, now
+from apps.core.db import ForeignKeyViolation, UniqueViolation, as_json, now
 from apps.core.errors import AppwriteError
 from apps.core.events import WriteEvent, announce
 from apps.core.ids import resolve_id
@@ -72,6 +72,8 @@ async def insert_row(tx, naming: Naming, table: dict, row_uid: str, data: dict, 
         )
     except UniqueViolation:
         raise naming.error("row", "already_exists") from None
+    except ForeignKeyViolation:  # the table was deleted since it was read
+        raise naming.error("table", "not_found") from None
 
 
 async def write_row(tx, naming: Naming, row: dict, data: dict, permissions: list[str]) -> dict:

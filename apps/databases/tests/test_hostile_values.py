@@ -56,3 +56,20 @@ def test_nul_characters_are_400(hostile, sql, method, path, body):
     assert r.status_code == 400, r.text
     assert r.json()["type"] in ("general_argument_invalid", "row_invalid_structure")
     assert t.count(sql) == before
+
+
+def test_row_insert_into_a_table_deleted_meanwhile_is_404(django_db_setup, django_db_blocker):
+    """A row create racing a table delete hit the row's foreign key: a 500 (seen on ASGI under
+    a create storm while the table was deleted). The driver error is now 404 table_not_found."""
+    from apps.core.db import DjangoSync
+    from apps.core.errors import AppwriteError
+    from apps.core.runtime import run_sync
+    from apps.databases.naming import TABLESDB
+    from apps.databases.services.rows import insert_row
+
+    with django_db_blocker.unblock():
+        db = DjangoSync()
+        missing = run_sync(db.fetchval("SELECT COALESCE(MAX(id), 0) + 1000 FROM databases_table"))
+        with pytest.raises(AppwriteError) as err:
+            run_sync(insert_row(db, TABLESDB, {"id": missing}, "orphan", {}, []))
+    assert err.value.type == "table_not_found"

@@ -25,6 +25,7 @@ import sqlite3
 from contextlib import asynccontextmanager
 from typing import Any
 
+import orjson
 from django.conf import settings
 
 from apps.core.errors import AppwriteError
@@ -40,11 +41,57 @@ class UniqueViolation(Exception):
         self.constraint = constraint
 
 
+class ForeignKeyViolation(Exception):
+    """An INSERT/UPDATE referenced a parent row that is gone (deleted by a concurrent request)."""
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _parse_int(text: str) -> int | float:
+    # PostgreSQL's jsonb prints large floats without an exponent (1e308 -> "1000...0"), so a
+    # stored float can read back as an integer no JSON encoder (orjson: 64 bits) can write.
+    # Every integer we accept fits in 64 bits, so anything wider was a float.
+    value = int(text)
+    return value if _INT64_MIN <= value <= _INT64_MAX else float(text)
+
+
+def json_loads(data: str | bytes) -> Any:
+    """Decode a JSON column's value. orjson (fast, on every row read) turns integers beyond 64
+    bits into floats itself, so everything it returns can be encoded again; the stdlib path
+    with :func:`_parse_int` is the fallback for anything orjson refuses."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data, parse_int=_parse_int)
+
+
 def as_json(value: Any) -> Any:
     """A JSON column's value as Python data (drivers return text or decoded data)."""
     if isinstance(value, (str, bytes)):
-        return json.loads(value)
+        return json_loads(value)
     return value
+
+
+# Data exceptions caused by request values (PostgreSQL rejects what SQLite stores): answered
+# 400 instead of a 500 with a traceback. NUL in text is refused by psycopg itself (no sqlstate).
+_BAD_INPUT_SQLSTATES = frozenset({
+    None,  # psycopg: "PostgreSQL text fields cannot contain NUL (0x00) bytes"
+    "22P05",  # untranslatable_character: \u0000 in jsonb
+    "22003",  # numeric_value_out_of_range
+    "22008",  # datetime_field_overflow
+    "22021",  # character_not_in_repertoire
+})
+
+
+def _bad_input(exc: BaseException) -> AppwriteError | None:
+    from psycopg import DataError
+
+    cause = exc if isinstance(exc, DataError) else exc.__cause__
+    if isinstance(cause, DataError) and getattr(cause, "sqlstate", None) in _BAD_INPUT_SQLSTATES:
+        return AppwriteError("general_argument_invalid", "Invalid parameter: a value cannot be stored "
+                                                         "(NUL characters or numbers out of range).")
+    return None
 
 
 def as_dt(value: Any) -> dt.datetime | None:
@@ -105,6 +152,12 @@ class Database:
 
 # --- PostgreSQL, async ---------------------------------------------------------------------------
 
+async def _configure_pg(conn) -> None:
+    from psycopg.types.json import set_json_loads
+
+    set_json_loads(json_loads, conn)
+
+
 class PgAsync(Database):
     vendor = "postgresql"
 
@@ -128,6 +181,7 @@ class PgAsync(Database):
             # No check= on getconn: it costs a round trip per acquisition (measured: 29 % of the
             # request CPU under the mix load test). Broken connections are replaced by the pool
             # when they fail and at max_lifetime.
+            configure=_configure_pg,
             open=False,
         )
         self._opened = False
@@ -194,6 +248,10 @@ class _PgConn(Database):
             return await cur.fetchall() if cur.description else []
         except errors.UniqueViolation as exc:
             raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
+        except errors.ForeignKeyViolation:
+            raise ForeignKeyViolation() from None
+        except errors.DataError as exc:
+            raise (_bad_input(exc) or exc) from None
 
     async def fetchone(self, sql, params=()):
         from psycopg import errors
@@ -203,6 +261,10 @@ class _PgConn(Database):
             return await cur.fetchone() if cur.description else None
         except errors.UniqueViolation as exc:
             raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
+        except errors.ForeignKeyViolation:
+            raise ForeignKeyViolation() from None
+        except errors.DataError as exc:
+            raise (_bad_input(exc) or exc) from None
 
     async def execute(self, sql, params=()):
         from psycopg import errors
@@ -212,6 +274,10 @@ class _PgConn(Database):
             return cur.rowcount
         except errors.UniqueViolation as exc:
             raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
+        except errors.ForeignKeyViolation:
+            raise ForeignKeyViolation() from None
+        except errors.DataError as exc:
+            raise (_bad_input(exc) or exc) from None
 
     @asynccontextmanager
     async def transaction(self):
@@ -232,7 +298,7 @@ class DjangoSync(Database):
         self.vendor = connection.vendor
 
     def _run(self, sql, params, fetch):
-        from django.db import IntegrityError, OperationalError, connection
+        from django.db import DataError, IntegrityError, OperationalError, connection
 
         try:
             with connection.cursor() as cur:
@@ -246,6 +312,13 @@ class DjangoSync(Database):
         except IntegrityError as exc:
             if _is_unique_error(exc):
                 raise UniqueViolation(_constraint_of(exc)) from None
+            if _is_fk_error(exc):
+                raise ForeignKeyViolation() from None
+            raise
+        except DataError as exc:
+            bad = _bad_input(exc) if self.vendor == "postgresql" else None
+            if bad is not None:
+                raise bad from None
             raise
         except OperationalError as exc:
             if type(exc.__cause__).__name__ in ("PoolTimeout", "TooManyRequests"):
@@ -284,6 +357,11 @@ def _is_unique_error(exc: Exception) -> bool:
     return name == "UniqueViolation" or "UNIQUE constraint failed" in str(cause)
 
 
+def _is_fk_error(exc: Exception) -> bool:
+    cause = exc.__cause__ or exc
+    return type(cause).__name__ == "ForeignKeyViolation" or "FOREIGN KEY constraint failed" in str(cause)
+
+
 def _constraint_of(exc: Exception) -> str:
     cause = exc.__cause__ or exc
     diag = getattr(cause, "diag", None)
@@ -317,6 +395,8 @@ class SqliteAsync(Database):
         except sqlite3.IntegrityError as exc:
             if "UNIQUE constraint failed" in str(exc):
                 raise UniqueViolation(str(exc)) from None
+            if "FOREIGN KEY constraint failed" in str(exc):
+                raise ForeignKeyViolation() from None
             raise
 
     async def fetchall(self, sql, params=()):

@@ -18,6 +18,7 @@ from apps.core.errors import AppwriteError
 MAX_QUERIES = 100
 MAX_QUERY_LENGTH = 4096  # characters, per query string (SDK docs)
 MAX_DEPTH = 3  # nesting of and/or
+MAX_OFFSET = 2**63 - 1  # SQL OFFSET is a bigint
 
 FILTERS = frozenset({
     "equal", "notEqual", "lessThan", "lessThanEqual", "greaterThan", "greaterThanEqual",
@@ -91,8 +92,11 @@ def _build(data: Any, depth: int) -> Query:
         raise _invalid(f"{method} takes exactly two values")
     if method in ("equal", "notEqual", "contains", "notContains") and not values:
         raise _invalid(f"{method} needs at least one value")
+    if any(isinstance(v, str) and "\x00" in v for v in values) or "\x00" in attribute:
+        raise _invalid(f"{method}: values cannot contain NUL characters")
     if method in ("limit", "offset"):
-        if len(values) != 1 or not isinstance(values[0], int) or isinstance(values[0], bool) or values[0] < 0:
+        if (len(values) != 1 or not isinstance(values[0], int) or isinstance(values[0], bool)
+                or not 0 <= values[0] <= MAX_OFFSET):
             raise _invalid(f"{method} takes one non-negative integer")
     if method in CURSORS and (len(values) != 1 or not isinstance(values[0], str) or not values[0]):
         raise _invalid(f"{method} takes one row ID")

@@ -160,7 +160,10 @@ def normalize_datetime(value: Any) -> str:
     parsed = dt.datetime.fromisoformat(text)
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=dt.UTC)
-    parsed = parsed.astimezone(dt.UTC)
+    try:
+        parsed = parsed.astimezone(dt.UTC)
+    except OverflowError:  # 0001-01-01T00:00+14:00, 9999-12-31T23:59-14:00
+        raise ValueError("datetime out of range") from None
     return parsed.strftime("%Y-%m-%dT%H:%M:%S.") + f"{parsed.microsecond // 1000:03d}+00:00"
 
 
@@ -175,6 +178,8 @@ def _scalar(column: dict, value: Any) -> Any:
     if kind.base == "string":
         if not isinstance(value, str):
             raise _Invalid("must be a string")
+        if "\x00" in value:  # PostgreSQL text and jsonb cannot hold NUL
+            raise _Invalid("must not contain NUL characters")
         if column["size"] is not None and len(value) > column["size"]:
             raise _Invalid(f"must be at most {column['size']} chars")
         if kind.format == "email" and not EMAIL_RE.match(value):

@@ -146,9 +146,11 @@ _INDEX_FIELDS = ("id", "key", "type", "columns", "orders", "lengths", "created_a
 
 def aggregate(db, table: str, parent: str) -> str:
     """A scalar subquery: the ``table`` rows of table ``parent`` (an SQL expression) as a JSON
-    array, oldest first."""
+    array, oldest first. On PostgreSQL it is sent as text so that :func:`apps.core.db.as_json`
+    decodes it (the driver's own ``json`` loader would turn a large float in a column's spec,
+    printed by jsonb without an exponent, into an integer no encoder can write back)."""
     if is_pg(db):
-        return f"(SELECT COALESCE(json_agg(x ORDER BY x.id), '[]') FROM {table} x WHERE x.table_id = {parent})"
+        return f"(SELECT COALESCE(json_agg(x ORDER BY x.id), '[]')::text FROM {table} x WHERE x.table_id = {parent})"
     fields = _COLUMN_FIELDS if table.endswith("column") else _INDEX_FIELDS
     json_fields = {"spec", "columns", "orders", "lengths"}
     pairs = ", ".join(f"'{f}', " + (f'json(x."{f}")' if f in json_fields else f'x."{f}"') for f in fields)

@@ -43,10 +43,14 @@ def render(data: bytes, source_mime: str, *, width: int = 0, height: int = 0, gr
     Image.MAX_IMAGE_PIXELS = MAX_PIXELS
     try:
         img = Image.open(io.BytesIO(data))
+        # Pillow only raises DecompressionBombError above twice MAX_IMAGE_PIXELS (a warning
+        # below): check the declared size before decoding anything.
+        if img.width * img.height > MAX_PIXELS:
+            raise Image.DecompressionBombError(f"{img.width}x{img.height} is more than {MAX_PIXELS} pixels")
         img.load()
     except (Image.DecompressionBombError, OSError, SyntaxError) as exc:
         raise ValueError(str(exc)) from None
-    img = ImageOps.exif_transpose(img)
+    img = _normalise_mode(ImageOps.exif_transpose(img))
     out_key = output or _FROM_MIME.get(source_mime, "jpg")
     fmt, out_mime = OUTPUTS[out_key]
 
@@ -80,5 +84,23 @@ def render(data: bytes, source_mime: str, *, width: int = 0, height: int = 0, gr
     params = {}
     if quality >= 0 and fmt in ("JPEG", "WEBP"):
         params["quality"] = max(1, min(100, quality))
-    img.save(buf, format=fmt, **params)
+    try:
+        img.save(buf, format=fmt, **params)
+    except OSError as exc:  # pragma: no cover - every mode is RGB/RGBA by now
+        raise ValueError(str(exc)) from None
     return buf.getvalue(), out_mime
+
+
+def _normalise_mode(img: Image.Image) -> Image.Image:
+    """The image as RGB or RGBA: borders, backgrounds and every output format take colour
+    tuples, which grayscale, palette, 16-bit, float and CMYK/LAB images refuse (TypeError), and
+    PNG/GIF cannot write CMYK, LAB, YCbCr, I or F (OSError)."""
+    if img.mode in ("RGB", "RGBA"):
+        return img
+    if img.mode in ("I", "I;16", "I;16B", "I;16L", "I;16N", "F"):
+        # Scale wide grayscale to 8 bits before the RGB conversion (it would clip at 255).
+        lo, hi = img.getextrema()
+        scale = 255 / (hi - lo) if hi > lo else 0
+        img = img.convert("F").point(lambda v: (v - lo) * scale).convert("L")
+    alpha = img.mode in ("LA", "PA", "La", "RGBa") or (img.mode == "P" and "transparency" in img.info)
+    return img.convert("RGBA" if alpha else "RGB")

@@ -34,6 +34,7 @@ CREATE_CASES = [
     ("password too short", {"userId": "unique()", "email": "EMAIL", "password": "short"}, {}, 400, "general_argument_invalid"),
     ("password too long", {"userId": "unique()", "email": "EMAIL", "password": "p" * 257}, {}, 400, "general_argument_invalid"),
     ("password wrong type", {"userId": "unique()", "email": "EMAIL", "password": ["x" * 9]}, {}, 400, "general_argument_invalid"),
+    ("NUL in name", {"userId": "unique()", "email": "EMAIL", "password": "password123", "name": "a\x00"}, {}, 400, "general_argument_invalid"),
     ("name too long", {"userId": "unique()", "email": "EMAIL", "password": "password123", "name": "n" * 129}, {}, 400, "general_argument_invalid"),
     ("bad id start", {"userId": "-bad", "email": "EMAIL", "password": "password123"}, {}, 400, "general_argument_invalid"),
     ("bad id chars", {"userId": "a b", "email": "EMAIL", "password": "password123"}, {}, 400, "general_argument_invalid"),
@@ -101,6 +102,7 @@ EMAIL_SESSION_CASES = [
     ("unknown email", "nobody@example.com", "password123", {}, 401, "user_invalid_credentials"),
     ("missing password", "EMAIL", None, {}, 400, "general_argument_invalid"),
     ("bad email", "nope", "password123", {}, 400, "general_argument_invalid"),
+    ("NUL in email", "a\x00@example.com", "password123", {}, 400, "general_argument_invalid"),
     ("already signed in", "EMAIL", "password123", {"X-Appwrite-Session": "SESSION"}, 401, "user_session_already_exists"),
 ]
 

@@ -43,6 +43,8 @@ ROUTE_CASES = [
     ("prefs too large", "PATCH", "/account/prefs", {"prefs": {"x": "y" * 70000}}, 400, "general_argument_invalid"),
     ("prefs missing", "PATCH", "/account/prefs", {}, 400, "general_argument_invalid"),
     ("prefs malformed json", "PATCH", "/account/prefs", b"{prefs", 400, "general_bad_request"),
+    ("prefs huge float", "PATCH", "/account/prefs", {"prefs": {"x": 1e308}}, 200, None),
+    ("prefs NUL", "PATCH", "/account/prefs", {"prefs": {"x": "\x00"}}, 400, "general_argument_invalid"),
 ]
 
 
@@ -112,3 +114,13 @@ def test_delete_all_sessions(api: Api):
     assert r.status_code == 204
     for t in (token, other):
         assert api.call("GET", "/account", session=t).status_code == 401
+
+
+def test_huge_float_in_prefs_reads_back(api: Api):
+    """jsonb prints 1e308 as a 309-digit integer: reading it back must still serialise."""
+    _, token = api.signup()
+    assert api.call("PATCH", "/account/prefs", json={"prefs": {"x": 1e308, "y": 1e19}}, session=token).status_code == 200
+    for path in ("/account", "/account/prefs"):
+        r = api.call("GET", path, session=token)
+        assert r.status_code == 200, r.text
+    assert api.call("GET", "/account/prefs", session=token).json() == {"x": 1e308, "y": 1e19}

@@ -58,7 +58,13 @@ async def table_create(ctx, naming: Naming):
         description=p.description or "")
     columns, indexes = getattr(p, naming.columns), p.indexes
     if columns or indexes:
-        table = await create_initial_schema(ctx, naming, database, table, columns or [], indexes or [])
+        try:
+            table = await create_initial_schema(ctx, naming, database, table, columns or [], indexes or [])
+        except Exception:
+            # A bad columns[]/indexes[] item fails the whole create: no half-built table remains
+            # (its id would then be taken, and a retry answer 409).
+            await svc.table_delete(ctx, table=table)
+            raise
     return json_response(table_model(naming, database, table), 201)
 
 

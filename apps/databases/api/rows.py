@@ -86,19 +86,9 @@ async def rows_update(ctx, naming: Naming):
 
 async def rows_upsert(ctx, naming: Naming):
     database, table = await table_of(ctx, naming)
-    items = getattr(ctx.params, naming.rows)
-    if not 1 <= len(items) <= bulk.MAX_BULK:
-        raise AppwriteError("general_argument_invalid", f"Invalid `{naming.rows}` param: 1 to {bulk.MAX_BULK} items.")
-    out = []
-    for item in items:
-        if not isinstance(item, dict):
-            raise naming.error("row", "invalid_structure")
-        data = {k: v for k, v in item.items() if not k.startswith("$")}
-        row, _ = await svc.row_upsert(ctx, naming=naming, database=database, table=table,
-                                      row_uid=str(item.get("$id") or "unique()"), data=data,
-                                      permissions=item.get("$permissions"))
-        out.append(row)
-    return _list(naming, database, table, out, len(out))
+    rows = await bulk.rows_upsert(ctx, naming=naming, database=database, table=table,
+                                  items=getattr(ctx.params, naming.rows))
+    return _list(naming, database, table, rows, len(rows))
 
 
 async def rows_delete(ctx, naming: Naming):

@@ -18,6 +18,7 @@ from apps.databases.schema import validate_data
 from apps.databases.selectors.meta import run_plan
 from apps.databases.selectors.rows import ROW_COLUMNS, fields_of
 from apps.databases.services.rows import (
+    _permissions,
     allowed,
     announce_row,
     data_of,
@@ -27,6 +28,7 @@ from apps.databases.services.rows import (
     require_create,
     stored_data,
     structure_error,
+    upsert_in,
     write_row,
 )
 
@@ -52,6 +54,26 @@ async def rows_create(ctx, *, naming: Naming, database: dict, table: dict, items
     for row in rows:
         await announce_row(ctx, database, table, row, "create")
     return rows
+
+
+async def rows_upsert(ctx, *, naming: Naming, database: dict, table: dict, items: list) -> list[dict]:
+    """Upsert many rows (``rows[]``: each its data plus optional ``$id`` and ``$permissions``) in
+    one transaction: all or nothing, events after commit."""
+    if not isinstance(items, list) or not 1 <= len(items) <= MAX_BULK:
+        raise AppwriteError("general_argument_invalid", f"Invalid `{naming.rows}` param: 1 to {MAX_BULK} items.")
+    prepared = []
+    for item in items:
+        if not isinstance(item, dict):
+            raise naming.error("row", "invalid_structure")
+        permissions = item.get("$permissions")
+        uid = resolve_id(str(item.get("$id") or "unique()"), naming.row_id)
+        data = {k: v for k, v in item.items() if not k.startswith("$")}
+        prepared.append((uid, data, None if permissions is None else _permissions(ctx, permissions)))
+    async with ctx.db.transaction() as tx:
+        results = [await upsert_in(ctx, tx, naming, table, uid, data, perms) for uid, data, perms in prepared]
+    for row, created in results:
+        await announce_row(ctx, database, table, row, "create" if created else "update")
+    return [row for row, _ in results]
 
 
 async def _matching(ctx, table: dict, queries: list[Query], action: str) -> list[dict]:

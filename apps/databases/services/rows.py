@@ -13,7 +13,7 @@ from __future__ import annotations
 import orjson
 
 from apps.core import permissions as perm
-from apps.core.db import UniqueViolation, as_json, now
+from apps.core.db import ForeignKeyViolation, UniqueViolation, as_json, now
 from apps.core.errors import AppwriteError
 from apps.core.events import WriteEvent, announce
 from apps.core.ids import resolve_id
@@ -72,6 +72,8 @@ async def insert_row(tx, naming: Naming, table: dict, row_uid: str, data: dict, 
         )
     except UniqueViolation:
         raise naming.error("row", "already_exists") from None
+    except ForeignKeyViolation:  # the table was deleted since it was read
+        raise naming.error("table", "not_found") from None
 
 
 async def insert_rows(tx, naming: Naming, table: dict, items: list[tuple[str, dict, list[str]]]) -> list[dict]:
@@ -197,26 +199,28 @@ async def row_upsert(ctx, *, naming: Naming, database: dict, table: dict, row_ui
                      permissions: list[str] | None) -> tuple[dict, bool]:
     """PUT: update the row if it exists (merging ``data``), else create it. ``(row, created)``."""
     row_uid = resolve_id(row_uid, naming.row_id)
-    data = data or {}
     new_permissions = None if permissions is None else _permissions(ctx, permissions)
     async with ctx.db.transaction() as tx:
-        row = await row_for_write(tx, table=table, row_uid=row_uid)
-        if row is None:
-            require_create(ctx, table)
-            values = validate_data(table["columns"], data, partial=False, invalid=structure_error(naming))
-            perms = perm.default_item_permissions(ctx.auth) if new_permissions is None else new_permissions
-            row = await insert_row(tx, naming, table, row_uid, stored_data(naming, values), perms)
-            created = True
-        else:
-            old_permissions = perm_list(row)
-            if not allowed(ctx.auth, table, old_permissions, "update"):
-                raise AppwriteError("user_unauthorized")
-            values = validate_data(table["columns"], {**data_of(row), **data}, partial=False, invalid=structure_error(naming))
-            perms = old_permissions if new_permissions is None else new_permissions
-            row = await write_row(tx, naming, row, stored_data(naming, values), perms)
-            created = False
+        row, created = await upsert_in(ctx, tx, naming, table, row_uid, data or {}, new_permissions)
     await announce_row(ctx, database, table, row, "create" if created else "update")
     return row, created
+
+
+async def upsert_in(ctx, tx, naming: Naming, table: dict, row_uid: str, data: dict,
+                    new_permissions: list[str] | None) -> tuple[dict, bool]:
+    """The write of :func:`row_upsert` inside the caller's transaction ``tx`` (no event)."""
+    row = await row_for_write(tx, table=table, row_uid=row_uid)
+    if row is None:
+        require_create(ctx, table)
+        values = validate_data(table["columns"], data, partial=False, invalid=structure_error(naming))
+        perms = perm.default_item_permissions(ctx.auth) if new_permissions is None else new_permissions
+        return await insert_row(tx, naming, table, row_uid, stored_data(naming, values), perms), True
+    old_permissions = perm_list(row)
+    if not allowed(ctx.auth, table, old_permissions, "update"):
+        raise AppwriteError("user_unauthorized")
+    values = validate_data(table["columns"], {**data_of(row), **data}, partial=False, invalid=structure_error(naming))
+    perms = old_permissions if new_permissions is None else new_permissions
+    return await write_row(tx, naming, row, stored_data(naming, values), perms), False
 
 
 async def row_increment(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, key: str,

@@ -197,3 +197,27 @@ def test_table_create_with_columns_and_indexes(api):
     body = r.json()
     assert [c["key"] for c in body["columns"]] == ["name", "mail"]
     assert body["columns"][1]["format"] == "email" and body["indexes"][0]["key"] == "by_name"
+
+
+@pytest.mark.parametrize("columns,indexes,status,etype", [
+    ([{"key": "a", "type": "varchar", "size": 5}, {"key": "b", "type": "varchar", "size": -1}], [], 400,
+     "general_argument_invalid"),
+    ([{"key": "a", "type": "varchar", "size": 5}, {"key": "a", "type": "varchar", "size": 5}], [], 409,
+     "column_already_exists"),
+    ([{"key": "a", "type": "varchar", "size": 5}], [{"key": "x", "type": "key", "columns": ["zz"]}], 400,
+     "index_invalid"),
+    ([{"key": "a", "type": "nope"}], [], 400, "general_argument_invalid"),
+], ids=["bad column", "duplicate column", "bad index", "unknown type"])
+def test_table_create_with_bad_inline_schema_leaves_no_table(api, sql, columns, indexes, status, etype):
+    """The table row used to stay behind (half-built, its id taken) when an inline item failed."""
+    t = Tdb(api)
+    t.call("POST", "/tablesdb", json={"databaseId": t.db, "name": "x"})
+    r = t.call("POST", f"{t.D}/tables", json={"tableId": t.table, "name": "inline", "columns": columns,
+                                              "indexes": indexes})
+    assert r.status_code == status, r.text
+    assert r.json()["type"] == etype
+    assert t.call("GET", t.T).status_code == 404
+    assert sql("SELECT COUNT(*) FROM databases_column c JOIN databases_table tt ON tt.id = c.table_id "
+               "WHERE tt.uid = %s", (t.table,))[0][0] == 0
+    ok = t.call("POST", f"{t.D}/tables", json={"tableId": t.table, "name": "retry"})
+    assert ok.status_code == 201, ok.text

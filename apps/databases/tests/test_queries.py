@@ -128,6 +128,14 @@ BAD = [
     ("too deep", [q("or", values=[q("and", values=[q("or", values=[q("and", values=[q("equal", "count", [1])])])])])],
      "general_query_invalid"),
     ("order unknown column", [q("orderAsc", "nope")], "general_query_invalid"),
+    ("NUL in value", [q("equal", "title", ["a\x00"])], "general_query_invalid"),
+    ("NUL in startsWith", [q("startsWith", "title", ["\x00"])], "general_query_invalid"),
+    ("NUL in array contains", [q("contains", "tags", ["\x00"])], "general_query_invalid"),
+    ("NUL in cursor", [q("cursorAfter", values=["r\x00"])], "general_query_invalid"),
+    ("offset beyond bigint", [q("offset", values=[2**63])], "general_query_invalid"),
+    ("datetime before year 1 in UTC", [q("greaterThan", "$createdAt", ["0001-01-01T00:00:00+14:00"])],
+     "general_query_invalid"),
+    ("datetime after year 9999 in UTC", [q("lessThan", "due", ["9999-12-31T23:59:59-14:00"])], "general_query_invalid"),
 ]
 
 

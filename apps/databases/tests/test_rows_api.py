@@ -39,6 +39,10 @@ CREATE_CASES = [
     ("array item too long", {"title": "a", "tags": ["x" * 17]}, None, 400, "row_invalid_structure"),
     ("array null item", {"title": "a", "tags": [None]}, None, 400, "row_invalid_structure"),
     ("scalar given array", {"title": ["a"]}, None, 400, "row_invalid_structure"),
+    ("NUL in string", {"title": "a\x00b"}, None, 400, "row_invalid_structure"),
+    ("NUL in array item", {"title": "a", "tags": ["\x00"]}, None, 400, "row_invalid_structure"),
+    ("datetime beyond year 1 in UTC", {"title": "a", "due": "0001-01-01T00:00:00+14:00"}, None, 400,
+     "row_invalid_structure"),
     ("bad permission string", GOOD, ["read(any)"], 400, "general_argument_invalid"),
     ("create is not an item permission", GOOD, ['create("any")'], 400, "general_argument_invalid"),
     ("permissions ok", GOOD, ['read("any")', 'write("any")'], 201, None),
@@ -150,6 +154,24 @@ def test_bulk_create_update_delete(tdb, sql):
     r = tdb.call("DELETE", tdb.R, json={"queries": ['{"method":"equal","attribute":"done","values":[true]}']})
     assert r.status_code == 200 and r.json()["total"] == 2
     assert tdb.count(sql) == 2
+
+
+@pytest.mark.parametrize("rows,status,etype", [
+    ([{"$id": "u1", "title": "ok"}, {"$id": "u2", "title": "x", "count": "bad"}], 400, "row_invalid_structure"),
+    ([{"$id": "u1", "title": "ok"}, {"$id": "u2", "count": 1}], 400, "row_invalid_structure"),
+    ([{"$id": "u1", "title": "ok"}, {"$id": "-bad", "title": "x"}], 400, "general_argument_invalid"),
+    ([{"$id": "u1", "title": "ok"}, {"$id": "u2", "title": "x", "$permissions": ["read(any)"]}], 400,
+     "general_argument_invalid"),
+    ([{"$id": "u1", "title": "ok"}, 5], 400, "row_invalid_structure"),
+], ids=["bad value", "missing required", "bad id", "bad permission", "not an object"])
+def test_bulk_upsert_is_all_or_nothing(tdb, sql, rows, status, etype):
+    """PUT rows[] used to upsert item by item: rows before the bad one stayed written."""
+    tdb.add({"title": "keep", "count": 1}, row_id="u0")
+    r = tdb.call("PUT", tdb.R, json={"rows": [{"$id": "u0", "title": "changed"}, *rows]})
+    assert r.status_code == status, r.text
+    assert r.json()["type"] == etype
+    assert tdb.count(sql) == 1
+    assert tdb.call("GET", f"{tdb.R}/u0").json()["title"] == "keep"
 
 
 def test_increment_decrement_and_post_query(tdb):

@@ -5,6 +5,7 @@ download/view stream the stored object with Range and ETag support (``apps.stora
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from urllib.parse import quote
 
@@ -12,10 +13,26 @@ from django.conf import settings
 
 from apps.core.errors import AppwriteError
 from apps.core.http.context import Response
-from apps.core.runtime import run_blocking
+from apps.core.runtime import SYNC, run_blocking
 from apps.storage import backends, mime, preview
 from apps.storage.api.files import readable_file
 from apps.storage.streaming import etag_matches, file_response
+
+# Renders at once per ASGI process. A 40-Mpx image (a ~130 KB PNG) takes ~500 MB while it is
+# rotated and converted: unbounded, a few concurrent previews with distinct parameters (no ETag
+# hit) grew one process by gigabytes. WSGI workers render one request at a time anyway.
+PREVIEW_CONCURRENCY = 2
+_render_gate: list[asyncio.Semaphore] = []
+
+
+async def render_limited(mode: str, fn, *args):
+    """``run_blocking(mode, fn, *args)``, at most :data:`PREVIEW_CONCURRENCY` at a time."""
+    if mode == SYNC:
+        return fn(*args)
+    if not _render_gate:
+        _render_gate.append(asyncio.Semaphore(PREVIEW_CONCURRENCY))
+    async with _render_gate[0]:
+        return await run_blocking(mode, fn, *args)
 
 
 def _disposition(kind: str, name: str) -> str:
@@ -57,9 +74,7 @@ async def file_preview(ctx):
         return Response(status=304, content_type=None, headers=headers)
     data = await run_blocking(ctx.mode, backends.read_head, file["key"], int(file["size_actual"]))
     try:
-        body, content_type = await run_blocking(
-            ctx.mode, _render, data, file["mime_type"], p,
-        )
+        body, content_type = await render_limited(ctx.mode, _render, data, file["mime_type"], p)
     except ValueError:
         raise AppwriteError("storage_invalid_file", "The image could not be decoded.") from None
     return Response(status=200, body=body, content_type=content_type, headers=headers)

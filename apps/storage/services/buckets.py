@@ -48,13 +48,18 @@ async def bucket_delete(ctx, *, bucket_uid: str) -> None:
     Raises 404 ``storage_bucket_not_found``.
     """
     bucket = await selectors.bucket_get(ctx, bucket_uid=bucket_uid)
-    keys = [r["key"] for r in await ctx.db.fetchall(
-        "SELECT key FROM storage_file WHERE bucket_id = %s AND status = 'ready'", (bucket["id"],)
-    )]
-    ids = [r["id"] for r in await ctx.db.fetchall(
-        "SELECT id FROM storage_file WHERE bucket_id = %s AND status <> 'ready'", (bucket["id"],)
-    )]
     async with ctx.db.transaction() as tx:
+        if ctx.db.vendor == "postgresql":
+            # Uploads racing the delete hold FOR KEY SHARE on the bucket through the file's
+            # foreign key: locking it first makes them wait and then fail (404) instead of the
+            # final DELETE failing on a file row that committed meanwhile (500).
+            await tx.execute("SELECT id FROM storage_bucket WHERE id = %s FOR UPDATE", (bucket["id"],))
+        keys = [r["key"] for r in await tx.fetchall(
+            "SELECT key FROM storage_file WHERE bucket_id = %s AND status = 'ready'", (bucket["id"],)
+        )]
+        ids = [r["id"] for r in await tx.fetchall(
+            "SELECT id FROM storage_file WHERE bucket_id = %s AND status <> 'ready'", (bucket["id"],)
+        )]
         await tx.execute(
             "DELETE FROM storage_chunk WHERE file_id IN (SELECT id FROM storage_file WHERE bucket_id = %s)",
             (bucket["id"],),

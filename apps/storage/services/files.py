@@ -8,7 +8,7 @@ import os
 import shutil
 
 from apps.core import permissions as perms
-from apps.core.db import UniqueViolation, as_json, now
+from apps.core.db import ForeignKeyViolation, UniqueViolation, as_json, now
 from apps.core.errors import AppwriteError
 from apps.core.events import WriteEvent, announce
 from apps.core.runtime import run_blocking
@@ -133,6 +133,8 @@ async def file_create_single(ctx, *, bucket: dict, file_uid: str, part, permissi
         )
     except UniqueViolation:
         raise AppwriteError("storage_file_already_exists") from None
+    except ForeignKeyViolation:  # the bucket was deleted since it was read
+        raise AppwriteError("storage_bucket_not_found") from None
     try:
         saved, size, signature, mime_type = await run_blocking(ctx.mode, _store_single, part.file, row["id"], key, name)
     except BaseException:
@@ -149,6 +151,11 @@ async def finish(ctx, bucket: dict, file_id: int, *, key: str, size: int, signat
         "RETURNING *",
         (key, size, size, signature, mime_type, ctx.db.dt(now()), file_id),
     )
+    if row is None:
+        # The file row went away while its bytes were stored (its bucket or the upload was
+        # deleted meanwhile): drop the orphaned bytes instead of answering 500.
+        await run_blocking(ctx.mode, backends.delete, key)
+        raise AppwriteError("storage_file_not_found")
     await _announce(ctx, bucket, row, "create")
     return row
 

@@ -32,7 +32,7 @@ import time
 
 from django.conf import settings
 
-from apps.core.db import now
+from apps.core.db import ForeignKeyViolation, now
 from apps.core.errors import AppwriteError
 from apps.core.runtime import run_blocking, sleep
 from apps.storage import backends, mime
@@ -124,27 +124,35 @@ async def file_upload_chunk(ctx, *, bucket: dict, file_uid: str, part, requested
     row = await _file_row(ctx, bucket, file_uid)
     if row is None:
         ts = ctx.db.dt(now())
-        await ctx.db.execute(
-            "INSERT INTO storage_file (project_id, bucket_id, uid, name, folder, permissions, read_roles, key, "
-            "signature, mime_type, size_original, size_actual, chunks_total, chunks_uploaded, status, "
-            "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, '', '', %s, 0, %s, 0, 'pending', "
-            "%s, %s) ON CONFLICT (bucket_id, uid) DO NOTHING",
-            (ctx.project["id"], bucket["id"], file_uid, name, folder, ctx.db.json(permissions),
-             read_roles(permissions), backends.new_key(ctx.project["uid"], bucket["uid"]), total,
-             chunks_total, ts, ts),
-        )
+        try:
+            await ctx.db.execute(
+                "INSERT INTO storage_file (project_id, bucket_id, uid, name, folder, permissions, read_roles, key, "
+                "signature, mime_type, size_original, size_actual, chunks_total, chunks_uploaded, status, "
+                "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, '', '', %s, 0, %s, 0, 'pending', "
+                "%s, %s) ON CONFLICT (bucket_id, uid) DO NOTHING",
+                (ctx.project["id"], bucket["id"], file_uid, name, folder, ctx.db.json(permissions),
+                 read_roles(permissions), backends.new_key(ctx.project["uid"], bucket["uid"]), total,
+                 chunks_total, ts, ts),
+            )
+        except ForeignKeyViolation:  # the bucket was deleted since it was read
+            raise AppwriteError("storage_bucket_not_found") from None
         row = await _file_row(ctx, bucket, file_uid)
         await maybe_cleanup(ctx)
+        if row is None:  # deleted again before we read it back
+            raise AppwriteError("storage_file_not_found")
     if row["status"] == "ready":
         return row, 200
     if int(row["chunks_total"]) != chunks_total or int(row["size_original"]) != total:
         raise AppwriteError("storage_invalid_content_range", "The content range does not match the upload.")
     if row["status"] == "pending":
         await run_blocking(ctx.mode, write_part, part.file, _part_path(row["id"], index))
-        await ctx.db.execute(
-            "INSERT INTO storage_chunk (file_id, idx, size) VALUES (%s, %s, %s) ON CONFLICT (file_id, idx) DO NOTHING",
-            (row["id"], index, part.size),
-        )
+        try:
+            await ctx.db.execute(
+                "INSERT INTO storage_chunk (file_id, idx, size) VALUES (%s, %s, %s) ON CONFLICT (file_id, idx) DO NOTHING",
+                (row["id"], index, part.size),
+            )
+        except ForeignKeyViolation:  # the upload was deleted meanwhile
+            raise AppwriteError("storage_file_not_found") from None
     count = int(await ctx.db.fetchval("SELECT COUNT(*) AS n FROM storage_chunk WHERE file_id = %s", (row["id"],)))
     if count < chunks_total:
         await ctx.db.execute(

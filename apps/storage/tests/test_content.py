@@ -119,6 +119,41 @@ def test_preview(api, src, params, fmt, size):
     assert r.headers["Content-Type"] == Image.MIME[fmt]
 
 
+@pytest.mark.parametrize("mode,src,params", [
+    ("L", "PNG", {"borderWidth": 2, "borderColor": "ff0000"}),
+    ("1", "PNG", {"borderWidth": 2}),
+    ("LA", "PNG", {"borderWidth": 2, "output": "jpg"}),
+    ("P", "GIF", {"borderWidth": 2, "background": "00ff00"}),
+    ("CMYK", "JPEG", {"output": "png"}),
+    ("CMYK", "JPEG", {"output": "gif", "rotation": 45}),
+    ("I;16", "PNG", {}),
+    ("I;16", "PNG", {"borderWidth": 1, "output": "webp"}),
+    ("F", "TIFF", {"output": "png"}),
+], ids=lambda v: str(v))
+def test_preview_of_any_pixel_mode(api, mode, src, params):
+    """Grayscale, palette, CMYK, 16-bit and float images took colour tuples or PNG output badly:
+    a TypeError/OSError (500) instead of a preview."""
+    b = make_bucket(api)
+    buf = io.BytesIO()
+    Image.new(mode, (64, 48)).save(buf, format=src)
+    f = upload(api, b["$id"], buf.getvalue(), name="img." + src.lower()).json()
+    r = api.call("GET", f"/storage/buckets/{b['$id']}/files/{f['$id']}/preview", params=params, key=True)
+    assert r.status_code == 200, r.text
+    assert Image.open(io.BytesIO(r.content)).mode in ("RGB", "RGBA", "P")
+
+
+def test_preview_refuses_images_over_max_pixels_before_decoding(api):
+    """7000x7000 (49 Mpx) is over MAX_PIXELS (40 Mpx) but under Pillow's own bomb error (2x):
+    it was decoded (and converted) in full."""
+    b = make_bucket(api)
+    buf = io.BytesIO()
+    Image.new("1", (7000, 7000)).save(buf, format="PNG")
+    assert len(buf.getvalue()) < 100_000
+    f = upload(api, b["$id"], buf.getvalue(), name="bomb.png").json()
+    r = api.call("GET", f"/storage/buckets/{b['$id']}/files/{f['$id']}/preview", key=True)
+    assert r.json()["type"] == "storage_invalid_file", r.text
+
+
 def test_preview_transparent_png_background(api):
     b = make_bucket(api)
     f = upload(api, b["$id"], _image("PNG", "RGBA"), name="t.png").json()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+import re
 import sqlite3
 from contextlib import asynccontextmanager
 from typing import Any
@@ -56,14 +57,21 @@ def _parse_int(text: str) -> int | float:
     return value if _INT64_MIN <= value <= _INT64_MAX else float(text)
 
 
+_LONG_DIGITS_STR = re.compile(r"\d{19}")
+_LONG_DIGITS_BYTES = re.compile(rb"\d{19}")
+
+
 def json_loads(data: str | bytes) -> Any:
-    """Decode a JSON column's value. orjson (fast, on every row read) turns integers beyond 64
-    bits into floats itself, so everything it returns can be encoded again; the stdlib path
-    with :func:`_parse_int` is the fallback for anything orjson refuses."""
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return json.loads(data, parse_int=_parse_int)
+    """Decode a JSON column's value: orjson on the hot path (every row read); the stdlib with
+    :func:`_parse_int` when a 19+ digit run could be an integer beyond signed 64 bits (or
+    orjson refuses the text)."""
+    long_digits = _LONG_DIGITS_BYTES if isinstance(data, bytes) else _LONG_DIGITS_STR
+    if not long_digits.search(data):
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(data, parse_int=_parse_int)
 
 
 def as_json(value: Any) -> Any:

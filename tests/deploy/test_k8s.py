@@ -82,7 +82,18 @@ def test_config_and_secret_make_valid_production_settings():
     assert set(secret) == {"SECRET_KEY", "DATABASE_URL", "REDIS_URL"}
     assert not set(secret) & set(env), "secrets must not be in the ConfigMap"
     env.update(secret)
+    # The example Secret ships a placeholder key, which production settings refuse (tested
+    # below); the operator puts a generated one there.
+    env["SECRET_KEY"] = "k" * 64
     code = "import django; from django.conf import settings; django.setup(); assert settings.PRODUCTION"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
                          env=dict(env, DJANGO_SETTINGS_MODULE="backend.settings", PATH="/usr/bin:/bin"))
     assert out.returncode == 0, out.stderr
+
+
+def test_example_secret_key_is_refused_in_production():
+    env = dict(DOCS[("ConfigMap", "appwrite-config")]["data"], **DOCS[("Secret", "appwrite-secrets")]["stringData"])
+    code = "import django; django.setup()"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                         env=dict(env, DJANGO_SETTINGS_MODULE="backend.settings", PATH="/usr/bin:/bin"))
+    assert out.returncode != 0 and "placeholder" in out.stderr

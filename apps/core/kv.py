@@ -38,13 +38,6 @@ class KV:
     async def delete(self, *keys: str) -> None:  # pragma: no cover
         raise NotImplementedError
 
-    async def incr_window(self, key: str, ttl: int) -> tuple[int, int]:  # pragma: no cover
-        """Atomically add 1 to ``key`` (created with ``ttl`` seconds if new).
-
-        Returns ``(count, seconds until the key expires)``.
-        """
-        raise NotImplementedError
-
     async def hit_windows(self, keys: list[str], window: int, add: int = 1) -> list[tuple[int, int]]:  # pragma: no cover
         """Fixed-window counters, atomically, in one round trip: add ``add`` to each key (``0`` =
         only read), starting a ``window``-second expiry on a key that has none.
@@ -106,18 +99,6 @@ class Memory(KV):
             for key in keys:
                 self._data.pop(key, None)
 
-    async def incr_window(self, key, ttl):
-        now = time.monotonic()
-        with self._lock:
-            item = self._live(key, now)
-            if item is None:
-                count, expires = 1, now + ttl
-            else:
-                count, expires = int(item[0]) + 1, item[1]
-            self._data[key] = (str(count).encode(), expires)
-            self._wrote(now)
-            return count, max(1, int(round(expires - now)))
-
     async def hit_windows(self, keys, window, add=1):
         now = time.monotonic()
         out = []
@@ -134,14 +115,6 @@ class Memory(KV):
                 left = window * 1000 if item is None else max(0, int((expires - now) * 1000))
                 out.append((count, left))
         return out
-
-
-_INCR_WINDOW = """
-local c = redis.call('INCR', KEYS[1])
-local t = redis.call('TTL', KEYS[1])
-if t < 0 then redis.call('EXPIRE', KEYS[1], ARGV[1]); t = tonumber(ARGV[1]) end
-return {c, t}
-"""
 
 
 # KEYS: the counters; ARGV[1]: amount to add (0 = read only); ARGV[2]: window in ms.
@@ -188,7 +161,6 @@ class RedisAsync(KV):
             socket_timeout=settings.REDIS_TIMEOUT,
         )
         self._client = aredis.Redis(connection_pool=self._pool)
-        self._incr = self._client.register_script(_INCR_WINDOW)
         self._hits = self._client.register_script(_HIT_WINDOWS)
 
     async def _call(self, coro):
@@ -211,10 +183,6 @@ class RedisAsync(KV):
     async def delete(self, *keys):
         if keys:
             await self._call(self._client.delete(*keys))
-
-    async def incr_window(self, key, ttl):
-        count, left = await self._call(self._incr(keys=[key], args=[ttl]))
-        return int(count), int(left)
 
     async def hit_windows(self, keys, window, add=1):
         return _pairs(await self._call(self._hits(keys=list(keys), args=[add, window * 1000])))
@@ -239,7 +207,6 @@ class RedisSync(KV):
             socket_timeout=settings.REDIS_TIMEOUT,
         )
         self._client = redis.Redis(connection_pool=self._pool)
-        self._incr = self._client.register_script(_INCR_WINDOW)
         self._hits = self._client.register_script(_HIT_WINDOWS)
 
     def _call(self, fn, *args, **kwargs):
@@ -262,10 +229,6 @@ class RedisSync(KV):
     async def delete(self, *keys):
         if keys:
             self._call(self._client.delete, *keys)
-
-    async def incr_window(self, key, ttl):
-        count, left = self._call(self._incr, keys=[key], args=[ttl])
-        return int(count), int(left)
 
     async def hit_windows(self, keys, window, add=1):
         return _pairs(self._call(self._hits, keys=list(keys), args=[add, window * 1000]))

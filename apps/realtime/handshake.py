@@ -95,7 +95,7 @@ async def _over_connection_limit(ctx: RequestContext) -> bool:
     if limit <= 0:
         return False
     try:
-        count, _ = await ctx.kv.incr_window(f"rt:conn:{ctx.client_ip}", 60)
+        ((count, _),) = await ctx.kv.hit_windows([f"rt:conn:{ctx.client_ip}"], 60)
     except KVUnavailable:
         log.warning("realtime connection limit skipped: key-value store unavailable")
         return False

@@ -1,0 +1,62 @@
+"""SQL access for the /v1 hot path: one async interface, three drivers.
+
+Selectors and services write plain SQL with ``%s`` placeholders against the tables that Django
+models and migrations own, and call it through a :class:`Database`:
+
+* ``PgAsync`` (ASGI on PostgreSQL): a psycopg ``AsyncConnectionPool`` bound to the server's
+  event loop; no thread hop (django-asgi-facts §2).
+* ``DjangoSync`` (WSGI, any backend): Django's own connection for the current thread, so the
+  WSGI build keeps Django's psycopg pool (``CONN_MAX_AGE=0``, returned at request end).
+  Its coroutines never suspend, so :func:`apps.core.runtime.run_sync` can drive them.
+* ``SqliteAsync`` (ASGI on the embedded SQLite): one connection used from the loop thread;
+  calls are short and run inline, an ``asyncio.Lock`` keeps transactions from interleaving.
+
+Rows come back as ``dict``; use :func:`as_json`, :func:`as_dt` and :func:`as_bool` to read
+columns whose Python type differs between backends. Unique-constraint failures raise
+:class:`UniqueViolation`; an exhausted pool raises 503 ``general_service_unavailable``.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from apps.core.db.base import (  # noqa: F401  (the public interface)
+    UTC,
+    Database,
+    ForeignKeyViolation,
+    UniqueViolation,
+    as_bool,
+    as_dt,
+    as_json,
+    json_loads,
+    now,
+)
+from apps.core.db.django_sync import DjangoSync  # noqa: F401
+from apps.core.db.postgres import PgAsync
+from apps.core.db.sqlite import SqliteAsync
+
+_async_db: Database | None = None
+_sync_db: Database | None = None
+
+
+def get_database(mode: str) -> Database:
+    """The process-wide driver for ``mode`` (``"async"`` or ``"sync"``), created on first use."""
+    global _async_db, _sync_db
+    if mode == "sync":
+        if _sync_db is None:
+            _sync_db = DjangoSync()
+        return _sync_db
+    if _async_db is None:
+        if settings.DATABASE_URL:
+            _async_db = PgAsync(settings.DATABASE_URL)
+        else:
+            _async_db = SqliteAsync(settings.DATABASES["default"]["NAME"])
+    return _async_db
+
+
+async def close_databases() -> None:
+    """Close the async pool (called on ASGI lifespan shutdown)."""
+    global _async_db
+    if _async_db is not None:
+        await _async_db.close()
+        _async_db = None

@@ -1,0 +1,142 @@
+"""Shared pieces of the SQL drivers: the :class:`Database` interface, column readers and
+the typed constraint errors. See the package docstring."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from typing import Any
+
+import orjson
+
+from apps.core.errors import AppwriteError
+
+UTC = dt.UTC
+
+
+class UniqueViolation(Exception):
+    """An INSERT/UPDATE broke a unique constraint; ``constraint`` names it when known."""
+
+    def __init__(self, constraint: str = ""):
+        super().__init__(constraint)
+        self.constraint = constraint
+
+
+class ForeignKeyViolation(Exception):
+    """An INSERT/UPDATE referenced a parent row that is gone (deleted by a concurrent request)."""
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _parse_int(text: str) -> int | float:
+    # PostgreSQL's jsonb prints large floats without an exponent (1e308 -> "1000...0"), so a
+    # stored float can read back as an integer no JSON encoder (orjson: 64 bits) can write.
+    # Every integer we accept fits in 64 bits, so anything wider was a float.
+    value = int(text)
+    return value if _INT64_MIN <= value <= _INT64_MAX else float(text)
+
+
+_LONG_DIGITS_STR = re.compile(r"\d{19}")
+_LONG_DIGITS_BYTES = re.compile(rb"\d{19}")
+
+
+def json_loads(data: str | bytes) -> Any:
+    """Decode a JSON column's value: orjson on the hot path (every row read); the stdlib with
+    :func:`_parse_int` when a 19+ digit run could be an integer beyond signed 64 bits (or
+    orjson refuses the text)."""
+    long_digits = _LONG_DIGITS_BYTES if isinstance(data, bytes) else _LONG_DIGITS_STR
+    if not long_digits.search(data):
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(data, parse_int=_parse_int)
+
+
+def as_json(value: Any) -> Any:
+    """A JSON column's value as Python data (drivers return text or decoded data)."""
+    if isinstance(value, (str, bytes)):
+        return json_loads(value)
+    return value
+
+
+# Data exceptions caused by request values (PostgreSQL rejects what SQLite stores): answered
+# 400 instead of a 500 with a traceback. NUL in text is refused by psycopg itself (no sqlstate).
+_BAD_INPUT_SQLSTATES = frozenset({
+    None,  # psycopg: "PostgreSQL text fields cannot contain NUL (0x00) bytes"
+    "22P05",  # untranslatable_character: \u0000 in jsonb
+    "22003",  # numeric_value_out_of_range
+    "22008",  # datetime_field_overflow
+    "22021",  # character_not_in_repertoire
+})
+
+
+def _bad_input(exc: BaseException) -> AppwriteError | None:
+    from psycopg import DataError
+
+    cause = exc if isinstance(exc, DataError) else exc.__cause__
+    if isinstance(cause, DataError) and getattr(cause, "sqlstate", None) in _BAD_INPUT_SQLSTATES:
+        return AppwriteError("general_argument_invalid", "Invalid parameter: a value cannot be stored "
+                                                         "(NUL characters or numbers out of range).")
+    return None
+
+
+def as_dt(value: Any) -> dt.datetime | None:
+    """A timestamp column as an aware UTC datetime (SQLite returns text or naive values)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = dt.datetime.fromisoformat(value)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value
+
+
+def as_bool(value: Any) -> bool:
+    """A boolean column (SQLite stores 0/1)."""
+    return bool(value)
+
+
+def now() -> dt.datetime:
+    """The current time, aware UTC."""
+    return dt.datetime.now(UTC)
+
+
+class Database:
+    """The async SQL interface; see the module docstring for the drivers."""
+
+    vendor: str = ""
+
+    async def fetchone(self, sql: str, params: tuple | list = ()) -> dict | None:
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    async def fetchall(self, sql: str, params: tuple | list = ()) -> list[dict]:  # pragma: no cover
+        raise NotImplementedError
+
+    async def fetchval(self, sql: str, params: tuple | list = ()) -> Any:
+        row = await self.fetchone(sql, params)
+        return None if row is None else next(iter(row.values()))
+
+    async def execute(self, sql: str, params: tuple | list = ()) -> int:  # pragma: no cover
+        raise NotImplementedError
+
+    def transaction(self):  # pragma: no cover
+        """``async with db.transaction() as tx:`` - ``tx`` has the same query methods."""
+        raise NotImplementedError
+
+    def json(self, value: Any) -> Any:
+        """Adapt a Python value for a JSON column parameter."""
+        return json.dumps(value, separators=(",", ":"))
+
+    def dt(self, value: dt.datetime) -> Any:
+        """Adapt an aware datetime for a timestamp column parameter."""
+        return value
+
+    async def close(self) -> None:
+        """Release pooled connections (graceful shutdown)."""
+
+
+# --- PostgreSQL, async ---------------------------------------------------------------------------

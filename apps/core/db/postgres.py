@@ -1,0 +1,149 @@
+"""PostgreSQL for ASGI: a psycopg ``AsyncConnectionPool`` bound to the server's loop."""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+
+from django.conf import settings
+
+from apps.core.db.base import Database, ForeignKeyViolation, UniqueViolation, _bad_input, json_loads
+from apps.core.errors import AppwriteError
+
+
+async def _configure_pg(conn) -> None:
+    from psycopg.types.json import set_json_loads
+
+    set_json_loads(json_loads, conn)
+
+
+class PgAsync(Database):
+    vendor = "postgresql"
+
+    def __init__(self, conninfo: str):
+        from psycopg.rows import dict_row
+        from psycopg_pool import AsyncConnectionPool
+
+        self._pool = AsyncConnectionPool(
+            conninfo,
+            min_size=min(settings.DB_POOL_MIN_SIZE, settings.DB_POOL_MAX_SIZE),
+            max_size=settings.DB_POOL_MAX_SIZE,
+            timeout=settings.DB_POOL_TIMEOUT,
+            max_waiting=settings.DB_POOL_MAX_WAITING,
+            max_lifetime=settings.DB_POOL_MAX_LIFETIME,
+            max_idle=settings.DB_POOL_MAX_IDLE,
+            kwargs={
+                "row_factory": dict_row,
+                "autocommit": True,
+                "options": f"-c statement_timeout={settings.DB_STATEMENT_TIMEOUT_MS}",
+            },
+            # No check= on getconn: it costs a round trip per acquisition (measured: 29 % of the
+            # request CPU under the mix load test). Broken connections are replaced by the pool
+            # when they fail and at max_lifetime.
+            configure=_configure_pg,
+            open=False,
+        )
+        self._opened = False
+        self._open_lock = asyncio.Lock()
+
+    async def _ensure_open(self) -> None:
+        if not self._opened:
+            async with self._open_lock:
+                if not self._opened:
+                    await self._pool.open(wait=False)
+                    self._opened = True
+
+    @asynccontextmanager
+    async def _connection(self):
+        from psycopg_pool import PoolTimeout, TooManyRequests
+
+        await self._ensure_open()
+        try:
+            async with self._pool.connection() as conn:
+                yield conn
+        except (PoolTimeout, TooManyRequests):
+            raise AppwriteError("general_service_unavailable") from None
+
+    async def fetchall(self, sql, params=()):
+        async with self._connection() as conn:
+            return await _PgConn(conn).fetchall(sql, params)
+
+    async def fetchone(self, sql, params=()):
+        async with self._connection() as conn:
+            return await _PgConn(conn).fetchone(sql, params)
+
+    async def execute(self, sql, params=()):
+        async with self._connection() as conn:
+            return await _PgConn(conn).execute(sql, params)
+
+    @asynccontextmanager
+    async def transaction(self):
+        async with self._connection() as conn:
+            async with conn.transaction():
+                yield _PgConn(conn)
+
+    def json(self, value):
+        from psycopg.types.json import Jsonb
+
+        return Jsonb(value)
+
+    async def close(self):
+        if self._opened:
+            await self._pool.close()
+            self._opened = False
+
+
+class _PgConn(Database):
+    vendor = "postgresql"
+
+    def __init__(self, conn):
+        self._conn = conn
+
+    async def fetchall(self, sql, params=()):
+        from psycopg import errors
+
+        try:
+            cur = await self._conn.execute(sql, params)
+            return await cur.fetchall() if cur.description else []
+        except errors.UniqueViolation as exc:
+            raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
+        except errors.ForeignKeyViolation:
+            raise ForeignKeyViolation() from None
+        except errors.DataError as exc:
+            raise (_bad_input(exc) or exc) from None
+
+    async def fetchone(self, sql, params=()):
+        from psycopg import errors
+
+        try:
+            cur = await self._conn.execute(sql, params)
+            return await cur.fetchone() if cur.description else None
+        except errors.UniqueViolation as exc:
+            raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
+        except errors.ForeignKeyViolation:
+            raise ForeignKeyViolation() from None
+        except errors.DataError as exc:
+            raise (_bad_input(exc) or exc) from None
+
+    async def execute(self, sql, params=()):
+        from psycopg import errors
+
+        try:
+            cur = await self._conn.execute(sql, params)
+            return cur.rowcount
+        except errors.UniqueViolation as exc:
+            raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
+        except errors.ForeignKeyViolation:
+            raise ForeignKeyViolation() from None
+        except errors.DataError as exc:
+            raise (_bad_input(exc) or exc) from None
+
+    @asynccontextmanager
+    async def transaction(self):
+        async with self._conn.transaction():
+            yield self
+
+    json = PgAsync.json
+
+
+# --- Django's connection, sync (WSGI) ------------------------------------------------------------

@@ -48,21 +48,30 @@ class WriteEvent:
     extra: dict = field(default_factory=dict)
 
 
-Subscriber = Callable[[object, WriteEvent], Awaitable[None]]
+Subscriber = Callable[[object, list[WriteEvent]], Awaitable[None]]
 _subscribers: list[Subscriber] = []
 
 
 def subscribe(fn: Subscriber) -> None:
-    """Register ``fn(ctx, event)``; called for every announced event, in order."""
+    """Register ``fn(ctx, events)``; called with every announced batch of events, in order."""
     if fn not in _subscribers:
         _subscribers.append(fn)
 
 
 async def announce(ctx, event: WriteEvent) -> None:
-    """Hand ``event`` to every subscriber. A failing subscriber is logged, never raised: the
-    write has already committed and its response must not fail."""
+    """Hand ``event`` to every subscriber (see :func:`announce_all`)."""
+    await announce_all(ctx, [event])
+
+
+async def announce_all(ctx, events: list[WriteEvent]) -> None:
+    """Hand ``events`` (one request's committed writes, in commit order) to every subscriber as
+    one batch, so a bulk write costs one publish round trip, not one per row. A failing
+    subscriber is logged, never raised: the writes have already committed and the response must
+    not fail."""
+    if not events:
+        return
     for fn in _subscribers:
         try:
-            await fn(ctx, event)
+            await fn(ctx, events)
         except Exception:
             log.exception("event subscriber %r failed", fn)

@@ -50,6 +50,11 @@ class KV:
     async def publish(self, channel: str, data: bytes) -> None:
         """Redis ``PUBLISH``; a no-op without Redis (one process: nobody else to tell)."""
 
+    async def publish_many(self, messages: list[tuple[str, bytes]]) -> None:
+        """``PUBLISH`` each ``(channel, data)`` in order, in one round trip (one Lua call)."""
+        for channel, data in messages:
+            await self.publish(channel, data)
+
     async def close(self) -> None:
         """Release pooled connections."""
 
@@ -145,6 +150,16 @@ return out
 """
 
 
+# PUBLISH every (channel, message) pair of ARGV, in order: one command and one reply for a bulk
+# write's events (a pipeline of 100 PUBLISHes still parsed 100 replies: 11 % of a bulk insert).
+_PUBLISH_ALL = """
+for i = 1, #ARGV, 2 do
+  redis.call('PUBLISH', ARGV[i], ARGV[i + 1])
+end
+return #ARGV / 2
+"""
+
+
 def _pairs(flat) -> list[tuple[int, int]]:
     return [(int(flat[i]), int(flat[i + 1])) for i in range(0, len(flat), 2)]
 
@@ -162,6 +177,7 @@ class RedisAsync(KV):
         )
         self._client = aredis.Redis(connection_pool=self._pool)
         self._hits = self._client.register_script(_HIT_WINDOWS)
+        self._publish_all = self._client.register_script(_PUBLISH_ALL)
 
     async def _call(self, coro):
         import redis
@@ -190,6 +206,11 @@ class RedisAsync(KV):
     async def publish(self, channel, data):
         await self._call(self._client.publish(channel, data))
 
+    async def publish_many(self, messages):
+        if len(messages) <= 1:
+            return await self.publish(*messages[0]) if messages else None
+        await self._call(self._publish_all(args=[part for message in messages for part in message]))
+
     async def close(self):
         await self._client.aclose()
         await self._pool.disconnect()
@@ -208,6 +229,7 @@ class RedisSync(KV):
         )
         self._client = redis.Redis(connection_pool=self._pool)
         self._hits = self._client.register_script(_HIT_WINDOWS)
+        self._publish_all = self._client.register_script(_PUBLISH_ALL)
 
     def _call(self, fn, *args, **kwargs):
         import redis
@@ -235,6 +257,10 @@ class RedisSync(KV):
 
     async def publish(self, channel, data):
         self._call(self._client.publish, channel, data)
+
+    async def publish_many(self, messages):
+        if messages:
+            self._call(self._publish_all, args=[part for message in messages for part in message])
 
     async def close(self):
         self._pool.disconnect()

@@ -9,6 +9,6 @@ class RealtimeConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.core import events
-        from apps.realtime.publisher import on_write
+        from apps.realtime.publisher import on_writes
 
-        events.subscribe(on_write)
+        events.subscribe(on_writes)

@@ -13,7 +13,6 @@ own channels, events and payload (documents carry ``$collectionId``, rows ``$tab
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 from apps.core.events import WriteEvent
@@ -52,19 +51,18 @@ def event_names(path: list[tuple[str, str]], action: str) -> list[str]:
     ``databases.db.collections.c.documents.d.create`` first, then every variant with some IDs
     replaced by ``*``, with and without the action, then the shorter prefixes.
     """
-    names: list[str] = []
-    seen: set[str] = set()
-    for depth in range(len(path), 0, -1):
-        prefix = path[:depth]
-        suffixes = [f".{action}", ""] if depth == len(path) and action else [""]
-        for suffix in suffixes:
-            for stars in itertools.product((False, True), repeat=depth):
-                name = ".".join(f"{seg}.{'*' if star else ident}" for (seg, ident), star in zip(prefix, stars, strict=True))
-                name += suffix
-                if name not in seen:
-                    seen.add(name)
-                    names.append(name)
-    return names
+    # Each level extends every name of the level above with the concrete ID, then with "*"
+    # (string concatenation only: a bulk write of 100 rows builds 44 names per row).
+    levels: list[list[str]] = []
+    names: list[str] = [""]
+    for seg, ident in path:
+        concrete, star = f".{seg}.{ident}", f".{seg}.*"
+        names = [n + part for n in names for part in (concrete, star)]
+        levels.append([n[1:] for n in names])
+    out = [f"{n}.{action}" for n in levels[-1]] if action and levels else []
+    for level in reversed(levels):
+        out.extend(level)
+    return list(dict.fromkeys(out))
 
 
 def document_payload(row: dict) -> dict:

@@ -57,36 +57,44 @@ def message_for(event: WriteEvent) -> dict | None:
 
 
 async def on_write(ctx, event: WriteEvent) -> None:
-    """The ``apps.core.events`` subscriber: publish ``event`` for the project's sockets.
+    """Publish one event (see :func:`on_writes`)."""
+    await on_writes(ctx, [event])
 
-    With the Redis pub/sub layer this is one ``PUBLISH`` of the layer's own serialisation on the
-    request's pooled Redis client (``ctx.kv``; sync client under WSGI), exactly what the layer's
-    ``group_send`` would send, without its single shared connection (which queued publishes
-    behind each other under load). Without Redis: the in-process layer's ``group_send``.
+
+async def on_writes(ctx, events: list[WriteEvent]) -> None:
+    """The ``apps.core.events`` subscriber: publish ``events`` for the project's sockets.
+
+    With the Redis pub/sub layer this is one ``PUBLISH`` per event of the layer's own
+    serialisation, all of a batch pipelined in one round trip on the request's pooled Redis
+    client (``ctx.kv``; sync client under WSGI): exactly what the layer's ``group_send`` would
+    send, without its single shared connection (which queued publishes behind each other under
+    load). Without Redis: the in-process layer's ``group_send``, one per event.
     """
-    message = message_for(event)
-    if message is None:
+    out = []
+    for event in events:
+        message = message_for(event)
+        if message is not None:
+            out.append((group_name(_project_uid(ctx, event)), message))
+    if not out:
         return
-    group = group_name(_project_uid(ctx, event))
-    channel = redis_group_channel(group)
-    if channel is not None:
-        from channels.layers import get_channel_layer
+    from channels.layers import get_channel_layer
 
+    if redis_group_channel(out[0][0]) is not None:
         kv = getattr(ctx, "kv", None)
-        data = get_channel_layer().serialize(message)
         if kv is None:  # called outside a request (tests, management commands)
-            publish_sync(group, message)
+            for group, message in out:
+                publish_sync(group, message)
             return
-        await kv.publish(channel, data)
+        layer = get_channel_layer()
+        await kv.publish_many([(redis_group_channel(group), layer.serialize(message)) for group, message in out])
         return
     if getattr(ctx, "mode", "async") == "sync":
         return  # no Redis: a WSGI process has no sockets to tell
-    from channels.layers import get_channel_layer
-
     layer = get_channel_layer()
     if layer is None:
         return
-    await asyncio.wait_for(layer.group_send(group, message), settings.REALTIME_PUBLISH_TIMEOUT)
+    for group, message in out:
+        await asyncio.wait_for(layer.group_send(group, message), settings.REALTIME_PUBLISH_TIMEOUT)
 
 
 def redis_group_channel(group: str) -> str | None:

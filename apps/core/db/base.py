@@ -55,6 +55,25 @@ def json_loads(data: str | bytes) -> Any:
     return json.loads(data, parse_int=_parse_int)
 
 
+def json_dumps(value: Any) -> bytes:
+    """Encode a JSON column's value: orjson, or the stdlib for what orjson refuses (integers
+    beyond 64 bits, non-string keys). Non-finite floats never get here (validation refuses them)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value, separators=(",", ":")).encode()
+
+
+def use_fast_json() -> None:
+    """Make psycopg encode every ``Jsonb`` parameter with :func:`json_dumps`, in every
+    connection of both builds (its default, ``json.dumps``, was 4 % of a bulk insert's CPU)."""
+    try:
+        from psycopg.types.json import set_json_dumps
+    except ImportError:  # SQLite-only install
+        return
+    set_json_dumps(json_dumps)
+
+
 def as_json(value: Any) -> Any:
     """A JSON column's value as Python data (drivers return text or decoded data)."""
     if isinstance(value, (str, bytes)):

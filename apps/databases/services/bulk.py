@@ -20,7 +20,7 @@ from apps.databases.selectors.rows import ROW_COLUMNS, fields_of
 from apps.databases.services.rows import (
     _permissions,
     allowed,
-    announce_row,
+    announce_rows,
     data_of,
     insert_rows,
     perm_list,
@@ -51,8 +51,7 @@ async def rows_create(ctx, *, naming: Naming, database: dict, table: dict, items
         raise naming.error("row", "already_exists")
     async with ctx.db.transaction() as tx:
         rows = await insert_rows(tx, naming, table, prepared)
-    for row in rows:
-        await announce_row(ctx, database, table, row, "create")
+    await announce_rows(ctx, database, table, rows, "create")
     return rows
 
 
@@ -71,8 +70,8 @@ async def rows_upsert(ctx, *, naming: Naming, database: dict, table: dict, items
         prepared.append((uid, data, None if permissions is None else _permissions(ctx, permissions)))
     async with ctx.db.transaction() as tx:
         results = [await upsert_in(ctx, tx, naming, table, uid, data, perms) for uid, data, perms in prepared]
-    for row, created in results:
-        await announce_row(ctx, database, table, row, "create" if created else "update")
+    await announce_rows(ctx, database, table, [row for row, _ in results],
+                        ["create" if created else "update" for _, created in results])
     return [row for row, _ in results]
 
 
@@ -99,8 +98,7 @@ async def rows_update(ctx, *, naming: Naming, database: dict, table: dict, data:
         for row in targets:
             merged = stored_data(naming, {**data_of(row), **changes})
             out.append(await write_row(tx, naming, row, merged, perm_list(row)))
-    for row in out:
-        await announce_row(ctx, database, table, row, "update")
+    await announce_rows(ctx, database, table, out, "update")
     return out
 
 
@@ -113,6 +111,5 @@ async def rows_delete(ctx, *, naming: Naming, database: dict, table: dict, queri
             for start in range(0, len(ids), 500):
                 chunk = ids[start:start + 500]
                 await tx.execute(f"DELETE FROM {dialect.ROWS} WHERE id IN ({', '.join(['%s'] * len(chunk))})", chunk)
-    for row in targets:
-        await announce_row(ctx, database, table, row, "delete")
+    await announce_rows(ctx, database, table, targets, "delete")
     return targets

@@ -15,7 +15,7 @@ import orjson
 from apps.core import permissions as perm
 from apps.core.db import ForeignKeyViolation, UniqueViolation, as_json, now
 from apps.core.errors import AppwriteError
-from apps.core.events import WriteEvent, announce
+from apps.core.events import WriteEvent, announce, announce_all
 from apps.core.ids import resolve_id
 from apps.databases import sql as dialect
 from apps.databases.naming import TABLESDB, Naming
@@ -79,19 +79,34 @@ async def insert_row(tx, naming: Naming, table: dict, row_uid: str, data: dict, 
 async def insert_rows(tx, naming: Naming, table: dict, items: list[tuple[str, dict, list[str]]]) -> list[dict]:
     """Insert ``(row_uid, data, permissions)`` items with ONE multi-row INSERT; the rows in input
     order. One round trip instead of one per row: under load every await of a transaction holds
-    its pooled connection for another trip through a busy event loop."""
+    its pooled connection for another trip through a busy event loop.
+
+    On PostgreSQL the rows travel as four array parameters unnested by the server, so the SQL
+    text is the same for any row count: psycopg converts and prepares it once per connection (a
+    VALUES list of 100 rows was re-parsed on every request: 12 % of a bulk insert's CPU).
+    """
     ts = tx.dt(now())
-    values, params = [], []
-    for row_uid, data, permissions in items:
-        values.append("(%s, %s, %s, %s, %s, %s, %s)")
-        params += [table["id"], row_uid, tx.json(data), tx.json(permissions),
-                   dialect.roles_value(tx, perm.roles_of(permissions, "read")), ts, ts]
     try:
-        rows = await tx.fetchall(
-            f"INSERT INTO {dialect.ROWS} (table_id, uid, data, permissions, read_roles, created_at, updated_at) "
-            f"VALUES {', '.join(values)} RETURNING {_RETURNING}",
-            params,
-        )
+        if dialect.is_pg(tx):
+            rows = await tx.fetchall(
+                f"INSERT INTO {dialect.ROWS} (table_id, uid, data, permissions, read_roles, created_at, updated_at) "
+                "SELECT %s, u.uid, u.data, u.perms, ARRAY(SELECT jsonb_array_elements_text(u.roles)), %s, %s "
+                "FROM unnest(%s::text[], %s::jsonb[], %s::jsonb[], %s::jsonb[]) AS u(uid, data, perms, roles) "
+                f"RETURNING {_RETURNING}",
+                [table["id"], ts, ts, [uid for uid, _, _ in items], [tx.json(data) for _, data, _ in items],
+                 [tx.json(p) for _, _, p in items], [tx.json(perm.roles_of(p, "read")) for _, _, p in items]],
+            )
+        else:
+            values, params = [], []
+            for row_uid, data, permissions in items:
+                values.append("(%s, %s, %s, %s, %s, %s, %s)")
+                params += [table["id"], row_uid, tx.json(data), tx.json(permissions),
+                           dialect.roles_value(tx, perm.roles_of(permissions, "read")), ts, ts]
+            rows = await tx.fetchall(
+                f"INSERT INTO {dialect.ROWS} (table_id, uid, data, permissions, read_roles, created_at, updated_at) "
+                f"VALUES {', '.join(values)} RETURNING {_RETURNING}",
+                params,
+            )
     except UniqueViolation:
         raise naming.error("row", "already_exists") from None
     by_uid = {row["uid"]: row for row in rows}
@@ -110,13 +125,25 @@ async def write_row(tx, naming: Naming, row: dict, data: dict, permissions: list
         raise naming.error("row", "already_exists") from None
 
 
-async def announce_row(ctx, database: dict, table: dict, row: dict, action: str) -> None:
-    await announce(ctx, WriteEvent(
+def row_event(ctx, database: dict, table: dict, row: dict, action: str) -> WriteEvent:
+    """The :class:`WriteEvent` of a committed row write (``action``: create/update/delete)."""
+    return WriteEvent(
         project_id=ctx.project_id, resource="row", action=action,
         ids={"databaseId": database["uid"], "tableId": table["uid"], "rowId": row["uid"]},
         payload=row_model(TABLESDB, database, table, row),
         extra={"read_roles": perm.item_read_roles(
-            table["permissions"], table["row_security"], as_json(row.get("permissions")) or [])}))
+            table["permissions"], table["row_security"], as_json(row.get("permissions")) or [])})
+
+
+async def announce_row(ctx, database: dict, table: dict, row: dict, action: str) -> None:
+    await announce(ctx, row_event(ctx, database, table, row, action))
+
+
+async def announce_rows(ctx, database: dict, table: dict, rows: list[dict], action: str | list[str]) -> None:
+    """Announce many committed row writes as one batch (one publish round trip); ``action`` is
+    one action for all rows or one per row."""
+    actions = [action] * len(rows) if isinstance(action, str) else action
+    await announce_all(ctx, [row_event(ctx, database, table, row, a) for row, a in zip(rows, actions, strict=True)])
 
 
 def prepare_new(ctx, naming: Naming, table: dict, data: dict, permissions: list[str] | None) -> tuple[dict, list[str]]:

@@ -184,3 +184,34 @@ def test_subscription_queries_filter_live_events(rt_server, rt_api):
         await ws.close()
 
     asyncio.run(run())
+
+
+@pytest.mark.parametrize("writer", ["asgi", "wsgi"])
+def test_bulk_create_publishes_every_row_in_order(rt_server, wsgi_server, project, writer):
+    """A bulk write's events go out in one Redis call (kv.publish_many): every row, in order,
+    from both builds."""
+    from conftest import Api
+
+    api = Api(rt_server if writer == "asgi" else wsgi_server, project)
+    db = "/tablesdb"
+    assert api.call("POST", db, json={"databaseId": "bk", "name": "bk"}, key=True).status_code in (201, 409)
+    assert api.call("POST", f"{db}/bk/tables", key=True,
+                    json={"tableId": writer, "name": writer, "permissions": ['read("any")']}).status_code == 201
+    assert api.call("POST", f"{db}/bk/tables/{writer}/columns/integer", key=True,
+                    json={"key": "n", "required": False}).status_code == 202
+    ids = [f"{writer}{n}" for n in range(5)]
+
+    async def run():
+        ws, _ = await connect(rt_server, project.id)
+        await subscribe(ws, "bulk", [f"tablesdb.bk.tables.{writer}.rows"])
+        r = await asyncio.to_thread(api.call, "POST", f"{db}/bk/tables/{writer}/rows", key=True,
+                                    json={"rows": [{"$id": rid, "n": n} for n, rid in enumerate(ids)]})
+        assert r.status_code == 201, r.text
+        got = [(await recv_type(ws, "event"))["data"] for _ in ids]
+        assert [e["payload"]["$id"] for e in got] == ids
+        assert all(f"tablesdb.bk.tables.{writer}.rows.{rid}.create" in e["events"] or
+                   f"databases.bk.tables.{writer}.rows.{rid}.create" in e["events"] for e, rid in zip(got, ids, strict=True))
+        await nothing(ws, 0.3)
+        await ws.close()
+
+    asyncio.run(run())

@@ -100,6 +100,12 @@ def read_range(key: str, start: int, length: int, size: int = READ_SIZE) -> Iter
                 yield piece
 
 
+def local_path(key: str) -> str | None:
+    """The filesystem path of ``key`` on local storage; ``None`` on S3."""
+    storage = files_storage()
+    return None if is_s3(storage) else storage.path(key)
+
+
 def read_head(key: str, limit: int) -> bytes:
     """The first ``limit`` bytes of ``key`` (for previews and MIME sniffing)."""
     return b"".join(read_range(key, 0, limit))

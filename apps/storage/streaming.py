@@ -2,13 +2,27 @@
 
 Django has no Range support (ticket #22479) and consumes sync iterators under ASGI by reading
 them whole (django-asgi-facts §6), so responses carry a :class:`FileStream`: an async iterator
-under ASGI (each read runs on the blocking executor) and a sync iterator under WSGI. Neither ever
-holds more than one read (``backends.READ_SIZE`` bytes) of the file.
+under ASGI and a sync iterator under WSGI. Neither ever holds more than one read
+(``backends.READ_SIZE`` bytes) of the file.
+
+Under ASGI a local file is read on the event loop with ``preadv2(RWF_NOWAIT)`` (Linux 4.14+),
+which copies what the page cache holds and fails with ``EAGAIN`` instead of waiting for the disk;
+only then does the read go to the blocking executor. A hot file therefore streams with no
+thread hop per piece (one hop per piece cost the ASGI build 20 % of the download scenario's CPU),
+and a cold one never blocks the loop. S3 objects and systems without ``RWF_NOWAIT`` use the
+executor for every piece. At most ``STORAGE_STREAMS_MAX`` bodies stream at once per process;
+later ones wait for a slot (the response head is already sent), which bounds the memory that
+many slow readers pin in send buffers.
 """
 
 from __future__ import annotations
 
+import asyncio
+import errno
+import os
 import re
+
+from django.conf import settings
 
 from apps.core.http.context import Response
 from apps.core.runtime import run_blocking
@@ -28,6 +42,21 @@ class FileStream:
         return backends.read_range(self.key, self.start, self.length)
 
     async def __aiter__(self):
+        slots = _stream_slots()
+        if slots is None:
+            async for piece in self._pieces():
+                yield piece
+            return
+        async with slots:
+            async for piece in self._pieces():
+                yield piece
+
+    async def _pieces(self):
+        path = backends.local_path(self.key) if _NOWAIT else None
+        if path is not None:
+            async for piece in _local_pieces(self.mode, path, self.start, self.length):
+                yield piece
+            return
         pieces = backends.read_range(self.key, self.start, self.length)
         try:
             while True:
@@ -40,6 +69,58 @@ class FileStream:
                 pieces.close()
             except ValueError:  # a cancelled read (client gone) still runs in the executor;
                 pass  # the generator and its file are closed when it is collected
+
+
+_NOWAIT = getattr(os, "RWF_NOWAIT", 0)
+_slots: dict[int, asyncio.Semaphore] = {}
+
+
+def _stream_slots() -> asyncio.Semaphore | None:
+    """The process's bound on concurrent file streams (``STORAGE_STREAMS_MAX``), one per event
+    loop; ``None`` when unbounded. Measured with 500 parallel 20 MB downloads: peak RSS 243 MiB
+    unbounded, 192 MiB with 64 slots, 160 MiB with 32, 144 MiB with 16, at the same byte rate
+    (one core is saturated by far fewer streams)."""
+    limit = settings.STORAGE_STREAMS_MAX
+    if not limit:
+        return None
+    loop = id(asyncio.get_running_loop())
+    if loop not in _slots:
+        _slots.clear()  # a new loop (tests): the old one's semaphore is useless
+        _slots[loop] = asyncio.Semaphore(limit)
+    return _slots[loop]
+
+
+def _read_blocking(fd: int, buf: bytearray, offset: int) -> int:
+    return os.preadv(fd, [buf], offset)
+
+
+async def _local_pieces(mode: str, path: str, start: int, length: int):
+    """Bytes ``[start, start + length)`` of the local file ``path`` in pieces of at most
+    ``backends.READ_SIZE`` bytes: from the page cache on the loop, else on the executor."""
+    fd = await run_blocking(mode, os.open, path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    nowait = _NOWAIT
+    try:
+        offset, end = start, start + length
+        while offset < end:
+            buf = bytearray(min(backends.READ_SIZE, end - offset))
+            got = 0
+            if nowait:
+                try:
+                    got = os.preadv(fd, [buf], offset, nowait)
+                except BlockingIOError:
+                    got = -1
+                except OSError as exc:  # a filesystem without RWF_NOWAIT support
+                    if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                        raise
+                    nowait, got = 0, -1
+            if got <= 0:  # not cached (or EOF: confirm with a plain read)
+                got = await run_blocking(mode, _read_blocking, fd, buf, offset)
+                if got == 0:
+                    return  # the file is shorter than recorded
+            offset += got
+            yield bytes(buf) if got == len(buf) else bytes(memoryview(buf)[:got])
+    finally:
+        os.close(fd)
 
 
 def parse_range(header: str, size: int) -> tuple[int, int] | None:

@@ -186,6 +186,17 @@ def project(django_db_setup, django_db_blocker) -> ProjectInfo:
     return make_project(django_db_blocker)
 
 
+def drop_cached(*tags: str) -> None:
+    """Drop ``tags`` from every live server's caches (apps/core/cache.py), as the services do
+    after a write; for tests that change the database with SQL behind the services' back."""
+    import redis
+    from django.conf import settings
+
+    from apps.core.cache import CHANNEL
+
+    redis.Redis.from_url(settings.REDIS_URL).publish(CHANNEL, "\n".join(tags).encode())
+
+
 @pytest.fixture
 def sql(django_db_setup, django_db_blocker):
     """Run SQL on the test database (committed): ``sql(query, params) -> list[tuple]``."""

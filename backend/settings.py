@@ -147,7 +147,10 @@ TEMPLATES = [
 DATABASE_URL = _env("DATABASE_URL")
 DB_POOL_MIN_SIZE = _env_int("DB_POOL_MIN_SIZE", 2, minimum=0)
 DB_POOL_MAX_SIZE = _env_int("DB_POOL_MAX_SIZE", 20, minimum=1)
-DB_POOL_TIMEOUT = _env_float("DB_POOL_TIMEOUT", 5.0)  # seconds to wait for a free connection
+# Seconds a request waits for a free pooled connection before 503: the same bound as a WSGI
+# worker's request (WSGI_TIMEOUT). The queue's length, not its wait, is the back-pressure:
+# past DB_POOL_MAX_WAITING waiting requests the answer is an immediate 503.
+DB_POOL_TIMEOUT = _env_float("DB_POOL_TIMEOUT", 30.0)
 DB_POOL_MAX_WAITING = _env_int("DB_POOL_MAX_WAITING", 1000, minimum=0)
 DB_POOL_MAX_LIFETIME = _env_float("DB_POOL_MAX_LIFETIME", 1800.0)
 DB_POOL_MAX_IDLE = _env_float("DB_POOL_MAX_IDLE", 300.0)
@@ -279,6 +282,10 @@ STORAGE_UPLOAD_EXPIRY = _env_int("STORAGE_UPLOAD_EXPIRY", 86400, minimum=1)  # s
 STORAGE_CLEANUP_INTERVAL = _env_int("STORAGE_CLEANUP_INTERVAL", 600, minimum=0)  # seconds; 0 = never inline
 STORAGE_LIMIT = _env_int("STORAGE_LIMIT", 30000000, minimum=1)  # bytes: default bucket maximumFileSize
 STORAGE_MAX_FILE_SIZE = _env_int("STORAGE_MAX_FILE_SIZE", 5 * 1024**3, minimum=1)  # bytes: cap on maximumFileSize
+# File bodies one ASGI process streams at once; later downloads wait for a slot (FIFO) before
+# their first byte. Bounds the memory of many slow readers (each holds one read of
+# READ_SIZE = 256 KiB in flight); 0 = no bound.
+STORAGE_STREAMS_MAX = _env_int("STORAGE_STREAMS_MAX", 32, minimum=0)
 STORAGE_PREVIEW_MAX_SIZE = _env_int("STORAGE_PREVIEW_MAX_SIZE", 10 * 1024 * 1024, minimum=1)  # bytes (Appwrite: 10 MB)
 STORAGE_S3_BUCKET = _env("STORAGE_S3_BUCKET")
 STORAGE_S3_ENDPOINT_URL = _env("STORAGE_S3_ENDPOINT_URL")
@@ -354,7 +361,9 @@ PORT = _env_int("PORT", 8000, minimum=1)
 SERVER_GRACEFUL_TIMEOUT = _env_int("SERVER_GRACEFUL_TIMEOUT", 20, minimum=1)
 # Back-pressure: concurrent connections (uvicorn) / requests (granian) one process takes before it
 # answers 503 at once instead of queueing without bound; 0 = no limit (django-asgi-facts §4.6).
-SERVER_LIMIT_CONCURRENCY = _env_int("SERVER_LIMIT_CONCURRENCY", 1000, minimum=0)
+# uvicorn counts idle keep-alive connections too, so the default sits above the 1,000 clients one
+# process is load-tested with (issue 10), at the listen backlog.
+SERVER_LIMIT_CONCURRENCY = _env_int("SERVER_LIMIT_CONCURRENCY", 2048, minimum=0)
 SERVER_BACKLOG = _env_int("SERVER_BACKLOG", 2048, minimum=1)
 SERVER_ACCESS_LOG = _env_bool("SERVER_ACCESS_LOG", False)
 # WSGI baseline (gunicorn sync workers): one request per worker at a time, so 2 per core keeps a
@@ -402,6 +411,9 @@ LOGGING = {
 
 # Seconds a process keeps a resolved project (apps/projects/selectors.py); 0 = no cache.
 PROJECT_CACHE_TTL = _env_int("PROJECT_CACHE_TTL", 30, minimum=0)
+# Seconds a process keeps a session with its user and a table with its columns (apps/core/cache.py:
+# dropped in every process by the write that changes them, via Redis pub/sub); 0 = no cache.
+LOCAL_CACHE_TTL = _env_int("LOCAL_CACHE_TTL", 60, minimum=0)
 
 # --- /v1 pipeline strategies (apps.core.http.pipeline) ----------------------------------------
 V1_PROJECT_RESOLVER = "apps.projects.selectors.project_resolve"

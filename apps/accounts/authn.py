@@ -12,6 +12,7 @@ import orjson
 
 from apps.accounts import selectors
 from apps.accounts.tokens import decode_jwt, decode_session_token
+from apps.core import cache
 from apps.core.auth import KEY_BASE_SCOPES, USER_SCOPES, Auth, user_roles
 from apps.core.db import as_bool, as_dt, as_json, now
 from apps.core.errors import AppwriteError
@@ -121,10 +122,26 @@ async def authenticate(ctx) -> Auth:
     if decoded is None:
         return Auth()
     user_uid, secret = decoded
-    row = await selectors.session_with_user_get(ctx, project_id=ctx.project["id"], secret_hash=hash_secret(secret))
+    row = await _session_row(ctx, hash_secret(secret))
     if row is None or row["uid"] != user_uid or as_dt(row["s_expire"]) <= now():
         return Auth()
     return _checked(_user_auth("session", row))
+
+
+# (project id, session secret hash) -> the session joined with its user. Dropped in every process
+# by ``user_tag(user id)`` (apps.accounts.services: user updates, session deletes and creates).
+_sessions = cache.LocalCache("sessions")
+
+
+async def _session_row(ctx, secret_hash: str) -> dict | None:
+    key = (ctx.project["id"], secret_hash)
+    row = _sessions.get(key)
+    if row is None:
+        seen = cache.epoch()
+        row = await selectors.session_with_user_get(ctx, project_id=ctx.project["id"], secret_hash=secret_hash)
+        if row is not None:
+            _sessions.put(key, row, (selectors.user_tag(row["id"]),), seen)
+    return row
 
 
 def _checked(auth: Auth) -> Auth:

@@ -9,6 +9,11 @@ _USER_COLUMNS = (
 )
 
 
+def user_tag(user_id: int) -> str:
+    """The cache invalidation tag (``apps.core.cache``) of a user and all of their sessions."""
+    return f"user:{user_id}"
+
+
 async def session_with_user_get(ctx, *, project_id: int, secret_hash: str) -> dict | None:
     """The session (``s_id``, ``s_uid``, ``s_expire``) joined with its user's columns, by the
     hash of the session secret, or ``None``."""

@@ -9,6 +9,7 @@ from django.contrib.auth.hashers import get_hasher
 
 from apps.accounts import selectors
 from apps.accounts.tokens import new_secret
+from apps.core import cache
 from apps.core.db import UniqueViolation, now
 from apps.core.errors import AppwriteError
 from apps.core.ids import unique_id
@@ -88,6 +89,7 @@ async def session_create(ctx, *, user: dict, provider: str, factors: list[str]) 
     await ctx.db.execute(
         "UPDATE accounts_user SET accessed_at = %s WHERE id = %s", (ctx.db.dt(created), user["id"])
     )
+    await cache.invalidate(ctx, selectors.user_tag(user["id"]))  # accessedAt of cached sessions
     return row, secret
 
 
@@ -102,12 +104,15 @@ async def session_delete(ctx, *, user_id: int, session_uid: str) -> dict:
     )
     if row is None:
         raise AppwriteError("user_session_not_found")
+    await cache.invalidate(ctx, selectors.user_tag(user_id))
     return row
 
 
 async def sessions_delete_all(ctx, *, user_id: int) -> int:
     """Delete every session of the user; returns how many."""
-    return await ctx.db.execute("DELETE FROM accounts_session WHERE user_id = %s", (user_id,))
+    count = await ctx.db.execute("DELETE FROM accounts_session WHERE user_id = %s", (user_id,))
+    await cache.invalidate(ctx, selectors.user_tag(user_id))
+    return count
 
 
 async def session_touch(ctx, *, session_id: int) -> None:
@@ -138,4 +143,5 @@ async def user_update(ctx, *, user_id: int, **fields) -> dict:
         await ctx.db.execute(f"UPDATE accounts_user SET {', '.join(sets)} WHERE id = %s", (*values, user_id))
     except UniqueViolation:
         raise AppwriteError("user_email_already_exists") from None
+    await cache.invalidate(ctx, selectors.user_tag(user_id))
     return await selectors.user_get(ctx, user_id=user_id)

@@ -11,6 +11,10 @@ without adding CPU. Same pool budget: uvicorn has one psycopg pool of ``DB_POOL_
 each sync worker uses at most one connection at a time (3 in all), plus ``DB_POOL_MIN_SIZE=1``
 idle per process. ``--preload`` imports Django once in the master and forks the workers (shared
 pages, faster start); every pool is created lazily, after the fork, in each worker.
+
+uvicorn runs with the product launcher's back-pressure (``backend/serve.py``:
+``--limit-concurrency`` = ``SERVER_LIMIT_CONCURRENCY``'s default 2048, ``--backlog`` 2048): past
+2048 open connections a request is answered 503 at once.
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ class Build:
 
 UVICORN = (PY, "-m", "uvicorn", "backend.asgi:application", "--host", "127.0.0.1", "--port", "{port}",
            "--no-access-log", "--loop", "uvloop", "--http", "httptools", "--lifespan", "on",
-           "--backlog", "2048", "--timeout-graceful-shutdown", "5", "--no-proxy-headers")
+           "--backlog", "2048", "--limit-concurrency", "2048", "--timeout-graceful-shutdown", "5",
+           "--no-proxy-headers")
 GUNICORN = (PY, "-m", "gunicorn", "backend.wsgi:application", "--bind", "127.0.0.1:{port}",
             "--workers", "3", "--worker-class", "sync", "--preload", "--backlog", "2048", "--timeout", "120",
             "--graceful-timeout", "5")

@@ -23,9 +23,10 @@ class DjangoSync(Database):
             with connection.cursor() as cur:
                 cur.execute(sql, params)
                 if fetch:
-                    if cur.description is None:
+                    description = cur.description
+                    if description is None:
                         return []
-                    cols = [c[0] for c in cur.description]
+                    cols = [c[0] for c in description]
                     return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
                 return cur.rowcount
         except IntegrityError as exc:

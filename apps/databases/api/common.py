@@ -22,7 +22,7 @@ async def table_and_row_of(ctx, naming: Naming, row_uid: str) -> tuple[dict, dic
     """``(database, table, row or None)`` in one query; the row is not permission-checked."""
     _no_transaction(ctx)
     database, table, row = await meta.table_meta_with_row(
-        ctx, database_uid=ctx.params.databaseId, table_uid=getattr(ctx.params, naming.table_id), row_uid=row_uid)
+        ctx, database_uid=ctx.params.databaseId, table_uid=getattr(ctx.params, naming.table_id), row_uid=row_uid, cached=True)
     meta.require_database(naming, database, ctx.auth)
     return database, meta.require_table(naming, table, ctx.auth), row
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from apps.core import cache
 from apps.core.db import as_bool, as_json
 from apps.core.errors import AppwriteError
 from apps.core.queries import Query
@@ -64,10 +65,27 @@ async def table_meta(ctx, *, database_uid: str, table_uid: str) -> tuple[dict | 
 _ROW_COLS = ("id", "uid", "data", "permissions", "created_at", "updated_at")
 
 
-async def table_meta_with_row(ctx, *, database_uid: str, table_uid: str,
-                              row_uid: str | None = None) -> tuple[dict | None, dict | None, dict | None]:
+async def table_meta_with_row(ctx, *, database_uid: str, table_uid: str, row_uid: str | None = None,
+                              cached: bool = False) -> tuple[dict | None, dict | None, dict | None]:
     """Like :func:`table_meta`, plus the row ``row_uid`` (unchecked for permissions) in the same
-    round trip: a row GET is one query."""
+    round trip: a row GET is one query.
+
+    ``cached=True`` (the row endpoints) first looks in this process's table cache
+    (``apps.core.cache``; entries are dropped by :func:`forget_table` / :func:`forget_database`
+    in every process): on a hit only the row is read. The returned database and table dicts
+    are then shared: never mutate them.
+    """
+    key = (ctx.project["id"], database_uid, table_uid)
+    if cached:
+        hit = _tables.get(key)
+        if hit is not None:
+            row = None
+            if row_uid is not None:
+                row = await ctx.db.fetchone(
+                    f"SELECT {', '.join(_ROW_COLS)} FROM databases_row WHERE table_id = %s AND uid = %s",
+                    (hit[1]["id"], row_uid))
+            return hit[0], hit[1], row
+    seen = cache.epoch()
     db_cols = ", ".join(f"d.{c} AS d_{c}" for c in _DB_COLS)
     params: list = [table_uid]
     row_cols, row_join = "", ""
@@ -85,7 +103,32 @@ async def table_meta_with_row(ctx, *, database_uid: str, table_uid: str,
         return None, None, None
     table = _table(found, "t_") if found["t_id"] is not None else None
     row = {c: found[f"r_{c}"] for c in _ROW_COLS} if row_uid is not None and found["r_id"] is not None else None
-    return _database(found, "d_"), table, row
+    database = _database(found, "d_")
+    if cached and table is not None:
+        _tables.put(key, (database, table), (database_tag(database["id"]), table_tag(table["id"])), seen)
+    return database, table, row
+
+
+# (project id, database uid, table uid) -> (database, table with columns and indexes).
+_tables = cache.LocalCache("tables")
+
+
+def database_tag(database_id: int) -> str:
+    return f"database:{database_id}"
+
+
+def table_tag(table_id: int) -> str:
+    return f"table:{table_id}"
+
+
+async def forget_database(ctx, database: dict) -> None:
+    """After a committed change to ``database`` (or its deletion): drop its cached tables."""
+    await cache.invalidate(ctx, database_tag(database["id"]))
+
+
+async def forget_table(ctx, table: dict) -> None:
+    """After a committed change to ``table``, its columns or indexes: drop it from every cache."""
+    await cache.invalidate(ctx, table_tag(table["id"]))
 
 
 def _admin_listing(source: str, where: list[str], params: list, fields: dict[str, qp.Field]) -> qp.Listing:
@@ -190,6 +233,6 @@ def require_table(naming: Naming, table: dict | None, auth) -> dict:
 
 async def resolve(ctx, naming: Naming, database_uid: str, table_uid: str) -> tuple[dict, dict]:
     """The enabled database and table for a request, or the view's 404."""
-    database, table = await table_meta(ctx, database_uid=database_uid, table_uid=table_uid)
+    database, table, _ = await table_meta_with_row(ctx, database_uid=database_uid, table_uid=table_uid, cached=True)
     require_database(naming, database, ctx.auth)
     return database, require_table(naming, table, ctx.auth)

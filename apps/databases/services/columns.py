@@ -13,6 +13,7 @@ from apps.core.errors import AppwriteError
 from apps.databases import sql as dialect
 from apps.databases.naming import Naming
 from apps.databases.schema import KINDS, build_spec, check_key, column_from_row
+from apps.databases.selectors import meta
 from apps.databases.selectors.rows import table_has_rows
 from apps.databases.services import ddl
 
@@ -52,6 +53,7 @@ async def column_create(ctx, *, naming: Naming, table: dict, kind: str, params: 
                 await tx.execute(dialect.set_default(tx, table["id"], key), (tx.json(spec["default"]),))
     except UniqueViolation:
         raise naming.error("column", "already_exists") from None
+    await meta.forget_table(ctx, table)
     return column_from_row(row)
 
 
@@ -86,6 +88,7 @@ async def column_update(ctx, *, naming: Naming, table: dict, kind: str, key: str
                                      (tx.json(cols), index["id"]))
                     await ddl.drop(tx, table["id"], index["id"])
                     await ddl.create(tx, table["id"], {**index, "columns": cols})
+    await meta.forget_table(ctx, table)
     return column_from_row(row)
 
 
@@ -99,6 +102,7 @@ async def column_delete(ctx, *, naming: Naming, table: dict, key: str) -> None:
                 await tx.execute("DELETE FROM databases_index WHERE id = %s", (index["id"],))
         await tx.execute("DELETE FROM databases_column WHERE id = %s", (column["id"],))
         await tx.execute(dialect.remove_key(tx, table["id"], key))
+    await meta.forget_table(ctx, table)
 
 
 def column_kind_check(kind: str) -> None:

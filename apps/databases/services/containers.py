@@ -30,6 +30,7 @@ async def database_update(ctx, *, database: dict, fields: dict) -> dict:
     sets = [f"{k} = %s" for k in fields] + ["updated_at = %s"]
     await ctx.db.execute(f"UPDATE databases_database SET {', '.join(sets)} WHERE id = %s",
                          (*fields.values(), ctx.db.dt(now()), database["id"]))
+    await meta.forget_database(ctx, database)
     return await meta.database_get(ctx, database_uid=database["uid"])
 
 
@@ -39,6 +40,7 @@ async def database_delete(ctx, *, database: dict) -> None:
         tables = await tx.fetchall("SELECT id FROM databases_table WHERE database_id = %s", (database["id"],))
         await ddl.drop_all(tx, [t["id"] for t in tables])
         await tx.execute("DELETE FROM databases_database WHERE id = %s", (database["id"],))
+    await meta.forget_database(ctx, database)
 
 
 async def table_create(ctx, *, naming: Naming, database: dict, table_uid: str, name: str,
@@ -66,6 +68,7 @@ async def table_update(ctx, *, database: dict, table: dict, fields: dict) -> dic
     sets = [f"{k} = %s" for k in fields] + ["updated_at = %s"]
     await ctx.db.execute(f"UPDATE databases_table SET {', '.join(sets)} WHERE id = %s",
                          (*fields.values(), ctx.db.dt(now()), table["id"]))
+    await meta.forget_table(ctx, table)
     _, fresh = await meta.table_meta(ctx, database_uid=database["uid"], table_uid=table["uid"])
     return fresh
 
@@ -75,3 +78,4 @@ async def table_delete(ctx, *, table: dict) -> None:
     async with ctx.db.transaction() as tx:
         await ddl.drop_all(tx, [table["id"]])
         await tx.execute("DELETE FROM databases_table WHERE id = %s", (table["id"],))
+    await meta.forget_table(ctx, table)

@@ -6,6 +6,7 @@ from apps.core.db import UniqueViolation, now
 from apps.core.errors import AppwriteError
 from apps.databases.naming import Naming
 from apps.databases.schema import KINDS, check_key
+from apps.databases.selectors import meta
 from apps.databases.services import ddl
 
 TYPES = ("key", "unique", "fulltext")
@@ -75,6 +76,7 @@ async def index_create(ctx, *, naming: Naming, table: dict, key: str, kind: str,
             await ddl.create(tx, table["id"], {"id": row["id"], "type": kind, "columns": columns, "orders": orders})
     except UniqueViolation:
         raise AppwriteError("index_invalid", "Cannot create a unique index: existing values repeat.") from None
+    await meta.forget_table(ctx, table)
     return {"id": row["id"], "key": key, "type": kind, "columns": columns, "orders": orders,
             "lengths": lengths or [], "created_at": ts, "updated_at": ts}
 
@@ -84,3 +86,4 @@ async def index_delete(ctx, *, table: dict, key: str) -> None:
     async with ctx.db.transaction() as tx:
         await ddl.drop(tx, table["id"], index["id"])
         await tx.execute("DELETE FROM databases_index WHERE id = %s", (index["id"],))
+    await meta.forget_table(ctx, table)

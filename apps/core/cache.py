@@ -1,0 +1,198 @@
+"""Process-local read caches with invalidation across processes (design.md, Performance).
+
+Hot-path reads that change rarely (a session with its user, a table with its columns) are kept
+in each server process for ``LOCAL_CACHE_TTL`` seconds. Every write that changes them calls
+:func:`invalidate` after it commits: the entries carrying the written tags are dropped in this
+process at once and, through one Redis ``PUBLISH`` on :data:`CHANNEL`, in every other process.
+
+Correctness rules:
+
+* A process uses its caches only while its invalidation listener is subscribed (a daemon thread
+  per process, started on first use, so after gunicorn's fork). When the subscription breaks,
+  every cache is emptied and bypassed until it is back: a missed message can never leave a
+  stale entry. Without ``REDIS_URL`` (the embedded default, one process) there is nobody else
+  to tell and caches are always on.
+* A read that raced with an invalidation is not stored: callers take a :func:`epoch` before
+  their database read and pass it to :meth:`LocalCache.put`, which drops the value when any
+  invalidation arrived in between.
+* ``LOCAL_CACHE_TTL`` bounds the life of every entry even if a writer outside this code (an SQL
+  console) changed the database.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from typing import Any
+
+from django.conf import settings
+
+log = logging.getLogger("apps.core.cache")
+
+CHANNEL = "appwrite-py.cache.invalidate"
+_MAX_ENTRIES = 50_000  # per cache; the whole cache is dropped when full (simple and bounded)
+
+_lock = threading.Lock()
+_caches: list[LocalCache] = []
+_epoch = 0
+
+
+def epoch() -> int:
+    """A counter of invalidations seen by this process; take it before a database read."""
+    return _epoch
+
+
+class LocalCache:
+    """A bounded dict of ``key -> (value, expiry, tags)``; thread-safe.
+
+    Values are shared between requests: callers must not mutate what :meth:`get` returns.
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+        self._data: dict[Any, tuple[Any, float, tuple[str, ...]]] = {}
+        self._by_tag: dict[str, set] = {}
+        with _lock:
+            _caches.append(self)
+
+    def get(self, key) -> Any | None:
+        """The cached value or ``None`` (missing, expired, or caches off)."""
+        if not _active():
+            return None
+        hit = self._data.get(key)
+        if hit is None:
+            return None
+        if hit[1] <= time.monotonic():
+            with _lock:
+                self._drop(key)
+            return None
+        return hit[0]
+
+    def put(self, key, value, tags: tuple[str, ...], seen_epoch: int) -> None:
+        """Store ``value`` under ``key`` with invalidation ``tags``, unless an invalidation
+        arrived since ``seen_epoch`` (the read may be stale) or caches are off."""
+        ttl = settings.LOCAL_CACHE_TTL
+        if not ttl or not _active():
+            return
+        with _lock:
+            if _epoch != seen_epoch:
+                return
+            if len(self._data) >= _MAX_ENTRIES:
+                self._data.clear()
+                self._by_tag.clear()
+            self._drop(key)
+            self._data[key] = (value, time.monotonic() + ttl, tags)
+            for tag in tags:
+                self._by_tag.setdefault(tag, set()).add(key)
+
+    def _drop(self, key) -> None:  # under _lock
+        old = self._data.pop(key, None)
+        if old is not None:
+            for tag in old[2]:
+                keys = self._by_tag.get(tag)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del self._by_tag[tag]
+
+    def _drop_tag(self, tag: str) -> None:  # under _lock
+        for key in list(self._by_tag.get(tag, ())):
+            self._drop(key)
+
+    def _clear(self) -> None:  # under _lock
+        self._data.clear()
+        self._by_tag.clear()
+
+
+def drop_local(tags) -> None:
+    """Drop the entries carrying any of ``tags`` in this process and advance the epoch."""
+    global _epoch
+    with _lock:
+        _epoch += 1
+        for cache in _caches:
+            for tag in tags:
+                cache._drop_tag(tag)
+
+
+async def invalidate(ctx, *tags: str) -> None:
+    """After a committed write: drop ``tags`` here and tell every other process.
+
+    Never raises: when Redis cannot be reached the other processes' listeners are cut off too,
+    so they have already emptied and bypassed their caches.
+    """
+    drop_local(tags)
+    if not settings.REDIS_URL or not tags:
+        return
+    try:
+        await ctx.kv.publish(CHANNEL, "\n".join(tags).encode())
+    except Exception as exc:  # KVUnavailable, or a driver error
+        log.warning("cache invalidation of %s not published: %s", tags, exc)
+
+
+# --- the listener -------------------------------------------------------------------------------
+_listener_pid = 0
+_live = False
+
+
+def _active() -> bool:
+    if not settings.LOCAL_CACHE_TTL:
+        return False
+    if not settings.REDIS_URL:
+        return True
+    if _listener_pid != os.getpid():
+        _start_listener()
+    return _live
+
+
+def _start_listener() -> None:
+    global _listener_pid, _live
+    with _lock:
+        if _listener_pid == os.getpid():
+            return
+        _listener_pid = os.getpid()
+        _live = False
+    threading.Thread(target=_listen, name="cache-invalidation", daemon=True).start()
+
+
+def _set_live(value: bool) -> None:
+    global _live, _epoch
+    with _lock:
+        _live = value
+        _epoch += 1
+        for cache in _caches:
+            cache._clear()
+
+
+def _listen() -> None:
+    """Subscribe to :data:`CHANNEL` and apply every message; reconnect after a failure (caches
+    stay off meanwhile)."""
+    import redis
+
+    delay = 0.5
+    while True:
+        client = None
+        try:
+            client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=settings.REDIS_TIMEOUT,
+                                          socket_keepalive=True, health_check_interval=30)
+            pubsub = client.pubsub(ignore_subscribe_messages=False)
+            pubsub.subscribe(CHANNEL)
+            for message in pubsub.listen():
+                kind = message.get("type")
+                if kind == "subscribe":
+                    _set_live(True)
+                    delay = 0.5
+                elif kind == "message":
+                    drop_local(message["data"].decode().split("\n"))
+        except Exception as exc:  # noqa: BLE001 - any failure: caches off, retry
+            log.warning("cache invalidation listener lost Redis (%s); caches off until it is back", exc)
+        finally:
+            _set_live(False)
+            if client is not None:
+                try:
+                    client.close()
+                except Exception:  # noqa: BLE001
+                    pass
+        time.sleep(delay)
+        delay = min(delay * 2, 10)

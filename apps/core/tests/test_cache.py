@@ -1,0 +1,119 @@
+"""Process-local caches (apps/core/cache.py): a write in one server process is seen by the next
+request in every other process (sessions with their users, tables with their columns).
+
+Two live processes share PostgreSQL and Redis: the ASGI build and the WSGI build (3 gunicorn
+workers, each with its own cache). Each read is first made on every process so the entries are
+cached there, then the write goes through the other process.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from apps.core import cache
+from conftest import Api
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+DB = "/tablesdb"
+
+
+def _until(check, seconds: float = 3.0):
+    """Poll ``check()`` until it is truthy: pub/sub delivery to another process is asynchronous
+    (sub-millisecond here), so a read right after the writer's answer may race it by a hair."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.02)
+
+
+def _warm(apis: list[Api], path: str, session: str, times: int = 6) -> None:
+    for a in apis:
+        for _ in range(times):  # reach every gunicorn worker
+            assert a.call("GET", path, session=session).status_code == 200
+
+
+def test_session_delete_and_user_update_reach_every_process(asgi_server, wsgi_server, project):
+    asgi, wsgi = Api(asgi_server, project), Api(wsgi_server, project)
+    user, session = asgi.signup(name="before")
+    _warm([asgi, wsgi], "/account", session)
+
+    r = wsgi.call("PATCH", "/account/name", json={"name": "after"}, session=session)
+    assert r.status_code == 200, r.text
+    assert _until(lambda: all(asgi.call("GET", "/account", session=session).json()["name"] == "after"
+                              for _ in range(3)))
+
+    _warm([asgi, wsgi], "/account", session)
+    r = asgi.call("DELETE", "/account/sessions/current", session=session)
+    assert r.status_code == 204, r.text
+    assert _until(lambda: all(wsgi.call("GET", "/account", session=session).status_code == 401 for _ in range(6)))
+    assert asgi.call("GET", "/account", session=session).status_code == 401
+
+
+def test_blocked_user_is_refused_at_once_in_the_writing_process(asgi_server, project):
+    api = Api(asgi_server, project)
+    _, session = api.signup()
+    _warm([api], "/account", session, times=2)
+    assert api.call("PATCH", "/account/status", session=session).status_code == 200
+    # Same process: dropped before the answer, no polling.
+    assert api.call("GET", "/account", session=session).status_code == 401
+
+
+def test_new_column_is_usable_from_another_process(asgi_server, wsgi_server, project):
+    asgi, wsgi = Api(asgi_server, project), Api(wsgi_server, project)
+    assert asgi.call("POST", f"{DB}", json={"databaseId": "c", "name": "c"}, key=True).status_code == 201
+    assert asgi.call("POST", f"{DB}/c/tables", key=True,
+                     json={"tableId": "t", "name": "t", "permissions": ['read("any")']}).status_code == 201
+    r = asgi.call("POST", f"{DB}/c/tables/t/columns/string", key=True, json={"key": "a", "size": 10, "required": False})
+    assert r.status_code == 202, r.text
+    for a in (asgi, wsgi):
+        for n in range(4):  # cache the table (without column b) in every process
+            assert a.call("POST", f"{DB}/c/tables/t/rows", key=True,
+                          json={"rowId": "unique()", "data": {"a": f"x{n}"}}).status_code == 201
+    r = wsgi.call("POST", f"{DB}/c/tables/t/columns/string", key=True, json={"key": "b", "size": 10, "required": False})
+    assert r.status_code == 202, r.text
+
+    def created_with_b():
+        r = asgi.call("POST", f"{DB}/c/tables/t/rows", key=True, json={"rowId": "unique()", "data": {"b": "y"}})
+        return r.status_code == 201 and r.json()["b"] == "y"
+
+    assert _until(created_with_b)
+
+    row = asgi.call("POST", f"{DB}/c/tables/t/rows", key=True, json={"rowId": "r1", "data": {"a": "z"}})
+    assert row.status_code == 201
+    assert wsgi.call("DELETE", f"{DB}/c/tables/t", key=True).status_code == 204
+    assert _until(lambda: asgi.call("GET", f"{DB}/c/tables/t/rows/r1", key=True).status_code == 404)
+
+
+class _Ctx:
+    kv = None
+
+
+def test_a_read_that_raced_an_invalidation_is_not_stored(settings):
+    settings.REDIS_URL = ""  # one process: the cache is on without a listener
+    settings.LOCAL_CACHE_TTL = 60
+    c = cache.LocalCache("test-race")
+    seen = cache.epoch()
+    cache.drop_local(["user:1"])  # a write committed while the read was in flight
+    c.put("k", {"v": 1}, ("user:1",), seen)
+    assert c.get("k") is None
+    seen = cache.epoch()
+    c.put("k", {"v": 2}, ("user:1",), seen)
+    assert c.get("k") == {"v": 2}
+    cache.drop_local(["user:2"])
+    assert c.get("k") == {"v": 2}  # other tags leave it alone
+    cache.drop_local(["user:1"])
+    assert c.get("k") is None
+
+
+def test_ttl_zero_turns_caching_off(settings):
+    settings.REDIS_URL = ""
+    settings.LOCAL_CACHE_TTL = 0
+    c = cache.LocalCache("test-off")
+    c.put("k", 1, (), cache.epoch())
+    assert c.get("k") is None
+

@@ -409,6 +409,10 @@ LOGGING = {
     },
 }
 
+# Allocations between collections of the cyclic GC's youngest generation (Python's default is
+# 2000); 0 = leave Python's default. See apps/core/apps.py.
+GC_GEN0_THRESHOLD = _env_int("GC_GEN0_THRESHOLD", 20000, minimum=0)
+
 # Seconds a process keeps a resolved project (apps/projects/selectors.py); 0 = no cache.
 PROJECT_CACHE_TTL = _env_int("PROJECT_CACHE_TTL", 30, minimum=0)
 # Seconds a process keeps a session with its user and a table with its columns (apps/core/cache.py:

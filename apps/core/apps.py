@@ -1,4 +1,7 @@
+import gc
+
 from django.apps import AppConfig
+from django.conf import settings
 
 
 class CoreConfig(AppConfig):
@@ -9,3 +12,9 @@ class CoreConfig(AppConfig):
         from apps.core.db.base import use_fast_json
 
         use_fast_json()
+        # The cyclic GC's first-generation threshold (both builds; gunicorn's --preload master
+        # sets it before forking). An ASGI process keeps every in-flight request's objects alive
+        # at once, so each collection walks far more of them than a sync worker's; measured on
+        # the bulk insert load test: 18.5 -> 15.5 ms CPU per request on ASGI, no change on WSGI.
+        if settings.GC_GEN0_THRESHOLD:
+            gc.set_threshold(settings.GC_GEN0_THRESHOLD, *gc.get_threshold()[1:])

@@ -134,9 +134,11 @@ def write_report(out: Path, meta: dict, rows: list[dict]) -> None:
             c = ratios(rows, s, "asgi", "wsgi", key="cpu_ms_per_req", invert=True)
             target = TARGETS.get(s, FLOOR)
             lines.append(f"| {_name(s)} | {_ratio_text(r)} | {_ratio_text(c)} | ≥ {target:g}× | {_distance(r, target)} |")
+        asked = str(meta.get("args", {}).get("scenarios", "")).split(",")
         for s, target in TARGETS.items():
             if s not in scenarios:
-                lines.append(f"| {s} | not measured (its endpoints are not on this server yet) | – | ≥ {target:g}× | – |")
+                why = "not measured (its endpoints are not on this server)" if s in asked else "not in this run"
+                lines.append(f"| {s} | {why} | – | ≥ {target:g}× | – |")
     if "asgi-noabuse" in builds:
         r = ratios(rows, "create", "asgi", "asgi-noabuse")
         lines += ["", "## Abuse overhead (issue 5)", "",

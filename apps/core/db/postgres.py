@@ -106,44 +106,29 @@ class _PgConn(Database):
     def __init__(self, conn):
         self._conn = conn
 
-    async def fetchall(self, sql, params=()):
+    async def _run(self, sql, params):
+        """Execute ``sql``; driver errors become the project's (unique/foreign key/bad input)."""
         from psycopg import errors
 
         try:
-            cur = await self._conn.execute(sql, params)
-            return await cur.fetchall() if _has_rows(cur) else []
+            return await self._conn.execute(sql, params)
         except errors.UniqueViolation as exc:
             raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
         except errors.ForeignKeyViolation:
             raise ForeignKeyViolation() from None
         except errors.DataError as exc:
             raise (_bad_input(exc) or exc) from None
+
+    async def fetchall(self, sql, params=()):
+        cur = await self._run(sql, params)
+        return await cur.fetchall() if _has_rows(cur) else []
 
     async def fetchone(self, sql, params=()):
-        from psycopg import errors
-
-        try:
-            cur = await self._conn.execute(sql, params)
-            return await cur.fetchone() if _has_rows(cur) else None
-        except errors.UniqueViolation as exc:
-            raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
-        except errors.ForeignKeyViolation:
-            raise ForeignKeyViolation() from None
-        except errors.DataError as exc:
-            raise (_bad_input(exc) or exc) from None
+        cur = await self._run(sql, params)
+        return await cur.fetchone() if _has_rows(cur) else None
 
     async def execute(self, sql, params=()):
-        from psycopg import errors
-
-        try:
-            cur = await self._conn.execute(sql, params)
-            return cur.rowcount
-        except errors.UniqueViolation as exc:
-            raise UniqueViolation(getattr(exc.diag, "constraint_name", "") or "") from None
-        except errors.ForeignKeyViolation:
-            raise ForeignKeyViolation() from None
-        except errors.DataError as exc:
-            raise (_bad_input(exc) or exc) from None
+        return (await self._run(sql, params)).rowcount
 
     @asynccontextmanager
     async def transaction(self):

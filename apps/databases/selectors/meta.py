@@ -82,7 +82,7 @@ async def table_meta_with_row(ctx, *, database_uid: str, table_uid: str, row_uid
             row = None
             if row_uid is not None:
                 row = await ctx.db.fetchone(
-                    f"SELECT {', '.join(_ROW_COLS)} FROM databases_row WHERE table_id = %s AND uid = %s",
+                    f"SELECT {', '.join(_ROW_COLS)} FROM {dialect.ROWS} WHERE table_id = %s AND uid = %s",
                     (hit[1]["id"], row_uid))
             return hit[0], hit[1], row
     seen = cache.epoch()

@@ -21,6 +21,11 @@ export const SEED = __ENV.SEED_FILE ? JSON.parse(open(__ENV.SEED_FILE)) : { user
 
 // Responses that were 429 general_rate_limit_exceeded: must stay 0 (this is not a 429 test).
 export const rateLimited = new Counter('rate_limited');
+// Overload answers, counted apart so a report can tell back-pressure from breakage: 503s
+// (general_service_unavailable or the server's own plain 503) and requests that got no HTTP
+// answer at all (status 0: timeout, refused or reset connection).
+export const unavailable = new Counter('unavailable_503');
+export const noResponse = new Counter('no_response');
 
 // --- load models -------------------------------------------------------------------------------
 const STATS = ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)'];
@@ -64,6 +69,8 @@ export function vuUser() {
 
 export function ok(res, status, name) {
   if (res.status === 429) rateLimited.add(1);
+  else if (res.status === 503) unavailable.add(1);
+  else if (res.status === 0) noResponse.add(1);
   return check(res, { [`${name} ${status}`]: (r) => r.status === status });
 }
 

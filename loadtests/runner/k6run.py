@@ -122,6 +122,8 @@ def parse_summary(path: Path) -> dict:
         "p95_ms": round(_metric(data, "http_req_duration", "p(95)"), 1),
         "p99_ms": round(_metric(data, "http_req_duration", "p(99)"), 1),
         "rate_limited": int(_metric(data, "rate_limited", "count")),
+        "unavailable_503": int(_metric(data, "unavailable_503", "count")),
+        "no_response": int(_metric(data, "no_response", "count")),
         "dropped_iterations": int(_metric(data, "dropped_iterations", "count")),
         "mb_received": round(_metric(data, "data_received", "count") / 1e6, 1),
         "duration_s": round(duration_s, 1),

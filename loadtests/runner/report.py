@@ -162,13 +162,17 @@ def write_report(out: Path, meta: dict, rows: list[dict]) -> None:
                     tried = ", ".join(f"{r['rate']}: {r['p95_ms']:.0f}/{r['error_pct']:.1f}" for r in steps)
                     lines.append(f"| {s} | {b} | {best} | {tried} |")
     limited = sum(r.get("rate_limited", 0) for r in rows)
-    lines += ["", f"429 responses across all runs: {limited}.", "",
+    shed = sum(r.get("unavailable_503", 0) for r in rows)
+    lost = sum(r.get("no_response", 0) for r in rows)
+    lines += ["", f"429 responses across all runs: {limited}. 503 responses (back-pressure): {shed}. "
+              f"Requests with no HTTP answer (timeout, refused or reset connection): {lost}.", "",
               "## Every run", "",
               "Server CPU % and k6 CPU % are CPU seconds over the k6 process's wall time (k6 start-up and "
               "graceful stop included), a hint of which side was saturated.", "",
-              "| scenario | build | round | req/s | errors % | p95 ms | CPU ms/req | server CPU % | k6 CPU % | k6 exit |",
-              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    lines += [f"| {r['scenario']} | {r['build']} | {r['round']} | {r['rps']} | {r['error_pct']} | {r['p95_ms']} | "
+              "| scenario | build | round | req/s | errors % | 503s | no answer | p95 ms | CPU ms/req | server CPU % | k6 CPU % | k6 exit |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {r['scenario']} | {r['build']} | {r['round']} | {r['rps']} | {r['error_pct']} | "
+              f"{r.get('unavailable_503', '–')} | {r.get('no_response', '–')} | {r['p95_ms']} | "
               f"{r.get('cpu_ms_per_req')} | {r.get('server_cpu_pct', '–')} | {r.get('k6_cpu_pct', '–')} | "
               f"{r['k6_exit']} |" for r in _closed(rows)]
     (out / "report.md").write_text("\n".join(lines) + "\n")

@@ -15,29 +15,26 @@ import orjson
 from django.conf import settings
 
 from apps.core.db import close_databases
+from apps.core.errors import CATALOGUE
 from apps.core.kv import close_kv
 
 log = logging.getLogger("apps.core.http")
 
 
-def _too_large_body() -> bytes:
-    return orjson.dumps({
-        "message": "The request body is too large.",
-        "code": 413,
-        "type": "general_payload_too_large",
-        "version": settings.APPWRITE_VERSION,
-    })
+async def send_error(send, type: str, message: str, extra_headers=()) -> None:
+    """Answer with the Appwrite JSON error ``type`` (status from the catalogue, contract §1.3)
+    and ``Connection: close`` unless ``extra_headers`` is given; for answers sent before any
+    request work (413 cap, 503 admission)."""
+    status = CATALOGUE[type][0]
+    body = orjson.dumps({"message": message, "code": status, "type": type, "version": settings.APPWRITE_VERSION})
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers.extend(extra_headers or [(b"connection", b"close")])
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _send_413(send) -> None:
-    body = _too_large_body()
-    await send({
-        "type": "http.response.start",
-        "status": 413,
-        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close")],
-    })
-    await send({"type": "http.response.body", "body": body})
+    await send_error(send, "general_payload_too_large", "The request body is too large.")
 
 
 def body_limit(app, limit: int):
@@ -80,6 +77,39 @@ def body_limit(app, limit: int):
     return limited
 
 
+def admission_limit(app, limit: int):
+    """Wrap ``app`` so at most ``limit`` requests run in this process at once (0 = no limit).
+
+    One more is answered at once, before any request work, with 503
+    ``general_service_unavailable`` and ``Retry-After: 1`` (RFC 9110 §10.2.3). A bodiless request
+    keeps its connection; one with a body gets ``Connection: close``, since its unread body is
+    still on the wire. The answer carries no CORS grant (checking the origin is request work).
+    Why: under overload every admitted request shares the event loop, so each one more makes all
+    of them slower; a fast refusal keeps the admitted ones' latency bounded (issue 10).
+    """
+    if limit <= 0:
+        return app
+    in_flight = 0
+    keep = [(b"retry-after", b"1")]
+    close = [*keep, (b"connection", b"close")]
+
+    async def admitted(scope, receive, send):
+        nonlocal in_flight
+        if in_flight >= limit:
+            has_body = any(name in (b"content-length", b"transfer-encoding") and value not in (b"0", b"")
+                           for name, value in scope.get("headers", ()))
+            return await send_error(send, "general_service_unavailable",
+                                    "The server is at its limit of requests in progress. Please retry shortly.",
+                                    close if has_body else keep)
+        in_flight += 1
+        try:
+            return await app(scope, receive, send)
+        finally:
+            in_flight -= 1
+
+    return admitted
+
+
 async def _lifespan(receive, send) -> None:
     while True:
         message = await receive()
@@ -98,21 +128,21 @@ async def _lifespan(receive, send) -> None:
 
 def build_application(django_app, websocket_app=None):
     """The process's ASGI app: http -> capped Django app (or, with ``V1_ADAPTER=lean``, /v1
-    straight to the lean adapter), websocket -> ``websocket_app``."""
+    straight to the lean adapter), websocket -> ``websocket_app``. /v1 requests on either path
+    pass the admission limit (``API_MAX_IN_FLIGHT``) first."""
     http_app = body_limit(django_app, settings.MAX_REQUEST_BODY)
-    lean_app = None
+    v1_app = admission_limit(http_app, settings.API_MAX_IN_FLIGHT)
     if settings.V1_ADAPTER == "lean":
         from apps.core.http.lean_asgi import serve_v1
 
-        lean_app = body_limit(serve_v1, settings.MAX_REQUEST_BODY)
+        v1_app = admission_limit(body_limit(serve_v1, settings.MAX_REQUEST_BODY), settings.API_MAX_IN_FLIGHT)
 
     async def application(scope, receive, send):
         kind = scope["type"]
         if kind == "http":
-            if lean_app is not None:
-                path = scope["path"]
-                if path.startswith("/v1/") or path == "/v1":
-                    return await lean_app(scope, receive, send)
+            path = scope["path"]
+            if path.startswith("/v1/") or path == "/v1":
+                return await v1_app(scope, receive, send)
             return await http_app(scope, receive, send)
         if kind == "websocket":
             if websocket_app is None:

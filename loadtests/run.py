@@ -65,6 +65,8 @@ def parse_args(argv=None):
     a("--target-url", default="", help="run against an external server (no server metrics); needs --project, --key")
     a("--project", default="bench")
     a("--key", default="")
+    a("--server-env", action="append", default=[], metavar="NAME=VALUE",
+      help="extra environment for every build's server (repeatable; for A/B runs of a setting)")
     a("--seed-only", action="store_true", help="seed, write seed.json into the results folder, stop")
     a("--report-only", default="", metavar="DIR", help="rewrite DIR/report.md and chart.png from DIR/results.json")
     args = p.parse_args(argv)
@@ -74,6 +76,9 @@ def parse_args(argv=None):
         args.big_file_mb = min(args.big_file_mb, 6)
     if args.target_url and not args.key:
         p.error("--target-url needs --project and --key")
+    for item in args.server_env:
+        if "=" not in item or not item.split("=", 1)[0]:
+            p.error(f"--server-env takes NAME=VALUE, got {item!r}")
     return args
 
 
@@ -204,7 +209,8 @@ def main(argv=None) -> int:
         bench.db_url = f"{base}/{args.database}"
         bench.server_env = {"DATABASE_URL": bench.db_url, "REDIS_URL": args.redis_url, "BENCH_APP": "1",
                             "DB_POOL_MIN_SIZE": "1", "DB_POOL_MAX_SIZE": "20", "LOG_LEVEL": "WARNING",
-                            "APP_ENV": "development", "DEBUG": "false", **abuse_env(args.vus)}
+                            "APP_ENV": "development", "DEBUG": "false", **abuse_env(args.vus),
+                            **dict(item.split("=", 1) for item in args.server_env)}
         import os
 
         mig_env = {**os.environ, **bench.server_env}

@@ -14,6 +14,7 @@ own channels, events and payload (documents carry ``$collectionId``, rows ``$tab
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from apps.core.events import WriteEvent
 
@@ -51,18 +52,32 @@ def event_names(path: list[tuple[str, str]], action: str) -> list[str]:
     ``databases.db.collections.c.documents.d.create`` first, then every variant with some IDs
     replaced by ``*``, with and without the action, then the shorter prefixes.
     """
-    # Each level extends every name of the level above with the concrete ID, then with "*"
-    # (string concatenation only: a bulk write of 100 rows builds 44 names per row).
+    if not path:
+        return []
+    # Every level extends each name of the level above with the concrete ID, then with "*". The
+    # levels above the item are the same for every item of a container, so they are cached: a
+    # bulk write of 100 rows builds only its rows' own names (8 per family, plus the actions).
+    parents, shorter = _levels_above(tuple(path[:-1]))
+    seg, ident = path[-1]
+    concrete, star = f".{seg}.{ident}", f".{seg}.*"
+    last = [(n + part)[1:] for n in parents for part in (concrete, star)]
+    out = [f"{n}.{action}" for n in last] if action else []
+    out += last
+    out += shorter
+    return list(dict.fromkeys(out))
+
+
+@lru_cache(maxsize=4096)
+def _levels_above(path: tuple[tuple[str, str], ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """For the container ``path``: the names its items extend (each with a leading dot; ``("",)``
+    at the top) and the container's own names, deepest level first."""
     levels: list[list[str]] = []
     names: list[str] = [""]
     for seg, ident in path:
         concrete, star = f".{seg}.{ident}", f".{seg}.*"
         names = [n + part for n in names for part in (concrete, star)]
         levels.append([n[1:] for n in names])
-    out = [f"{n}.{action}" for n in levels[-1]] if action and levels else []
-    for level in reversed(levels):
-        out.extend(level)
-    return list(dict.fromkeys(out))
+    return tuple(names), tuple(n for level in reversed(levels) for n in level)
 
 
 def document_payload(row: dict) -> dict:
@@ -70,14 +85,32 @@ def document_payload(row: dict) -> dict:
     return {("$collectionId" if key == "$tableId" else key): value for key, value in row.items()}
 
 
+PUBLISHED = frozenset({"row", "file", "account"})
+
+
 def families_for(event: WriteEvent) -> list[Family]:
     """The families of ``event``; ``[]`` for resources realtime does not publish.
 
     Raises ``KeyError`` when ``event.ids`` lacks an ID the resource needs.
     """
-    action = event.action
-    if event.resource == "row":
-        db, table, row = event.ids["databaseId"], event.ids["tableId"], event.ids["rowId"]
+    if event.resource not in PUBLISHED:
+        return []
+    names = family_names(event.resource, event.action, tuple(sorted(event.ids.items())), event.extra.get("detail"))
+    return [Family(name, list(channels), list(events),
+                   document_payload(event.payload) if name == "documents" else event.payload)
+            for name, channels, events in names]
+
+
+@lru_cache(maxsize=2048)
+def family_names(resource: str, action: str, ids: tuple[tuple[str, str], ...],
+                 detail: str | None) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:
+    """``(family name, channels, events)`` of each family of an event: a pure function of the
+    event's resource, action, IDs (sorted ``(key, id)`` pairs) and detail, so every connection
+    of a process that delivers the same event shares one computation. ``()`` for resources
+    realtime does not publish. Raises ``KeyError`` when ``ids`` lacks an ID the resource needs."""
+    by_key = dict(ids)
+    if resource == "row":
+        db, table, row = by_key["databaseId"], by_key["tableId"], by_key["rowId"]
         rows = with_action_copies([
             "rows",
             f"databases.{db}.tables.{table}.rows", f"databases.{db}.tables.{table}.rows.{row}",
@@ -87,25 +120,22 @@ def families_for(event: WriteEvent) -> list[Family]:
             "documents",
             f"databases.{db}.collections.{table}.documents", f"databases.{db}.collections.{table}.documents.{row}",
         ], action)
-        return [
-            Family("rows", rows, event_names([("databases", db), ("tables", table), ("rows", row)], action),
-                   event.payload),
-            Family("documents", documents,
-                   event_names([("databases", db), ("collections", table), ("documents", row)], action),
-                   document_payload(event.payload)),
-        ]
-    if event.resource == "file":
-        bucket, file = event.ids["bucketId"], event.ids["fileId"]
+        return (
+            ("rows", tuple(rows), tuple(event_names([("databases", db), ("tables", table), ("rows", row)], action))),
+            ("documents", tuple(documents),
+             tuple(event_names([("databases", db), ("collections", table), ("documents", row)], action))),
+        )
+    if resource == "file":
+        bucket, file = by_key["bucketId"], by_key["fileId"]
         channels = with_action_copies(["files", f"buckets.{bucket}.files", f"buckets.{bucket}.files.{file}"], action)
-        return [Family("files", channels, event_names([("buckets", bucket), ("files", file)], action), event.payload)]
-    if event.resource == "account":
-        user = event.ids["userId"]
-        detail = event.extra.get("detail")
+        return (("files", tuple(channels), tuple(event_names([("buckets", bucket), ("files", file)], action))),)
+    if resource == "account":
+        user = by_key["userId"]
         events = event_names([("users", user)], action)
         if detail:
             events = [f"users.{user}.{action}.{detail}", f"users.*.{action}.{detail}", *events]
-        return [Family("account", ["account", f"account.{user}"], events, event.payload)]
-    return []
+        return (("account", ("account", f"account.{user}"), tuple(events)),)
+    return ()
 
 
 def read_roles_for(event: WriteEvent) -> list[str] | None:

@@ -23,7 +23,7 @@ from django.conf import settings
 from apps.core.db import now
 from apps.core.events import WriteEvent
 from apps.core.timefmt import iso
-from apps.realtime.channels import families_for, read_roles_for
+from apps.realtime.channels import PUBLISHED, read_roles_for
 from apps.realtime.delivery import build_message
 
 log = logging.getLogger("apps.realtime")
@@ -44,16 +44,16 @@ def _project_uid(ctx, event: WriteEvent) -> str:
     return str(event.project_id)
 
 
-def message_for(event: WriteEvent) -> dict | None:
-    """The channel-layer message for ``event``, or ``None`` when it is not published."""
-    families = families_for(event)
-    if not families:
+def message_for(event: WriteEvent, timestamp: str | None = None) -> dict | None:
+    """The channel-layer message for ``event``, or ``None`` when it is not published.
+    ``timestamp`` (ISO-8601) defaults to now."""
+    if event.resource not in PUBLISHED:
         return None
     roles = read_roles_for(event)
     if roles is None:
         log.warning("%s event without extra['read_roles'] is delivered to nobody", event.resource)
         roles = []
-    return build_message(families, roles, iso(now()))
+    return build_message(event, roles, timestamp or iso(now()))
 
 
 async def on_write(ctx, event: WriteEvent) -> None:
@@ -71,8 +71,9 @@ async def on_writes(ctx, events: list[WriteEvent]) -> None:
     load). Without Redis: the in-process layer's ``group_send``, one per event.
     """
     out = []
+    timestamp = iso(now())  # one request's writes committed together
     for event in events:
-        message = message_for(event)
+        message = message_for(event, timestamp)
         if message is not None:
             out.append((group_name(_project_uid(ctx, event)), message))
     if not out:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import msgpack
 import orjson
 import pytest
 
@@ -100,7 +101,7 @@ def sub(sub_id, channels, queries=()):
 
 
 def test_delivery_checks_roles_then_channels_then_queries():
-    message = build_message(families_for(row_event()), ["user:u1"], "2026-01-01T00:00:00.000+00:00")
+    message = build_message(row_event(), ["user:u1"], "2026-01-01T00:00:00.000+00:00")
     subs = {"a": sub("a", ["rows"]), "b": sub("b", ["documents"]),
             "c": sub("c", ["tablesdb.db1.tables.t1.rows"], [q("equal", "n", [6])]), "d": sub("d", ["files"])}
     frames = [orjson.loads(f) for f in frames_for(message, subs, frozenset(), ["any", "users", "user:u1"])]
@@ -108,9 +109,32 @@ def test_delivery_checks_roles_then_channels_then_queries():
     assert frames[1]["data"]["payload"]["$collectionId"] == "t1"
     assert frames_for(message, subs, frozenset(), ["any", "users", "user:u2"]) == []
     assert frames_for(message, subs, frozenset(), ["any", "guests"]) == []
-    public = build_message(families_for(row_event()), ["any"], "t")
+    public = build_message(row_event(), ["any"], "t")
     assert len(frames_for(public, subs, frozenset(), ["any", "guests"])) == 2
-    nobody = build_message(families_for(row_event()), [], "t")
+    nobody = build_message(row_event(), [], "t")
     assert frames_for(nobody, subs, frozenset(), ["any", "users", "user:u1"]) == []
     legacy = [orjson.loads(f) for f in frames_for(public, {}, frozenset({"documents"}), ["any"])]
     assert [f["data"]["subscriptions"] for f in legacy] == [[]]
+
+
+def test_message_carries_the_event_and_delivery_derives_its_names():
+    """The published message holds the event, not 44 names per row; delivery derives the same
+    frames as from the families, and reads messages that still carry families (rolling upgrade)."""
+    event = row_event("update")
+    message = build_message(event, ["any"], "t")
+    assert "families" not in message and message["event"]["ids"]["rowId"] == "r1"
+    wire = msgpack.unpackb(msgpack.packb(message))  # what another process receives
+    subs = {"a": sub("a", ["rows.update"]), "b": sub("b", ["databases.db1.collections.t1.documents.r1"])}
+    frames = [orjson.loads(f) for f in frames_for(wire, subs, frozenset(), ["any"])]
+    rows, documents = families_for(event)
+    assert [f["data"]["events"] for f in frames] == [rows.events, documents.events]
+    assert [f["data"]["channels"] for f in frames] == [rows.channels, documents.channels]
+    assert frames[1]["data"]["payload"] == documents.payload
+    old = {"type": message["type"], "roles": ["any"], "timestamp": "t",
+           "families": [{"name": f.name, "channels": f.channels, "events": f.events, "payload": f.payload}
+                        for f in (rows, documents)]}
+    assert [orjson.loads(f) for f in frames_for(old, subs, frozenset(), ["any"])] == frames
+    account = build_message(WriteEvent("p", "account", "update", {"userId": "u"}, {"$id": "u"},
+                                       extra={"detail": "prefs"}), ["user:u"], "t")
+    (frame,) = [orjson.loads(f) for f in frames_for(account, {"s": sub("s", ["account.u"])}, frozenset(), ["user:u"])]
+    assert frame["data"]["events"][0] == "users.u.update.prefs"

@@ -421,7 +421,7 @@ GC_GEN0_THRESHOLD = _env_int("GC_GEN0_THRESHOLD", 20000, minimum=0)
 
 # Seconds a process keeps a resolved project (apps/projects/selectors.py); 0 = no cache.
 PROJECT_CACHE_TTL = _env_int("PROJECT_CACHE_TTL", 30, minimum=0)
-# Seconds a process keeps a session with its user and a table with its columns (apps/core/cache.py:
+# Seconds a process keeps a session with its user, a table with its columns, an API key (apps/core/cache.py:
 # dropped in every process by the write that changes them, via Redis pub/sub); 0 = no cache.
 LOCAL_CACHE_TTL = _env_int("LOCAL_CACHE_TTL", 60, minimum=0)
 

@@ -8,6 +8,8 @@ as Appwrite does; a bad key or JWT is an error.
 
 from __future__ import annotations
 
+import time
+
 import orjson
 
 from apps.accounts import selectors
@@ -16,7 +18,7 @@ from apps.core import cache
 from apps.core.auth import KEY_BASE_SCOPES, USER_SCOPES, Auth, user_roles
 from apps.core.db import as_bool, as_dt, as_json, now
 from apps.core.errors import AppwriteError
-from apps.projects.selectors import api_key_get
+from apps.projects.selectors import api_key_get, key_tag
 from apps.projects.services import hash_secret
 
 
@@ -64,8 +66,24 @@ def _user_auth(kind: str, row: dict) -> Auth:
     )
 
 
+# (project id, secret hash) -> the API key row. Dropped in every process by ``key_tag(key id)``
+# when the key is saved or deleted through the ORM (apps.projects.apps: admin, services).
+_keys = cache.LocalCache("keys")
+
+
+async def _api_key(ctx, secret_hash: str) -> dict | None:
+    lookup = (ctx.project["id"], secret_hash)
+    key = _keys.get(lookup)
+    if key is None:
+        seen = cache.epoch()
+        key = await api_key_get(ctx, ctx.project["id"], secret_hash)
+        if key is not None:
+            _keys.put(lookup, key, (key_tag(key["id"]),), seen)
+    return key
+
+
 async def _key_auth(ctx, secret: str) -> Auth:
-    key = await api_key_get(ctx, ctx.project["id"], hash_secret(secret))
+    key = await _api_key(ctx, hash_secret(secret))
     if key is None:
         raise AppwriteError("user_unauthorized", "The API key is invalid.")
     if key["expire"] is not None and key["expire"] <= now():
@@ -74,12 +92,21 @@ async def _key_auth(ctx, secret: str) -> Auth:
     return Auth(kind="key", key=key, scopes=frozenset(key["scopes"]) | KEY_BASE_SCOPES, roles=[])
 
 
+_TOUCH_EVERY = 3600  # seconds
+_touched: dict[int, float] = {}  # key id -> monotonic time this process last checked the stamp
+
+
 async def _touch_key(ctx, key: dict) -> None:
-    # Appwrite records accessedAt at most about once an hour per key; so do we (no write per request).
+    # Appwrite records accessedAt at most about once an hour per key; so do we (no write per
+    # request, and no Redis read per request: each process checks the shared stamp hourly).
     stamp = f"key-accessed:{key['id']}"
+    moment = time.monotonic()
+    if moment - _touched.get(key["id"], -_TOUCH_EVERY) < _TOUCH_EVERY:
+        return
+    _touched[key["id"]] = moment
     try:
         if await ctx.kv.get(stamp) is None:
-            await ctx.kv.set(stamp, b"1", ttl=3600)
+            await ctx.kv.set(stamp, b"1", ttl=_TOUCH_EVERY)
             await ctx.db.execute(
                 "UPDATE projects_apikey SET accessed_at = %s WHERE id = %s", (ctx.db.dt(now()), key["id"])
             )

@@ -1,6 +1,6 @@
 """Process-local read caches with invalidation across processes (design.md, Performance).
 
-Hot-path reads that change rarely (a session with its user, a table with its columns) are kept
+Hot-path reads that change rarely (a session with its user, a table with its columns, an API key) are kept
 in each server process for ``LOCAL_CACHE_TTL`` seconds. Every write that changes them calls
 :func:`invalidate` after it commits: the entries carrying the written tags are dropped in this
 process at once and, through one Redis ``PUBLISH`` on :data:`CHANNEL`, in every other process.
@@ -129,6 +129,27 @@ async def invalidate(ctx, *tags: str) -> None:
         await ctx.kv.publish(CHANNEL, "\n".join(tags).encode())
     except Exception as exc:  # KVUnavailable, or a driver error
         log.warning("cache invalidation of %s not published: %s", tags, exc)
+
+
+def invalidate_sync(*tags: str) -> None:
+    """:func:`invalidate` for code without an event loop (ORM signal handlers, the admin): drop
+    ``tags`` here and publish them with a synchronous Redis client. Never raises."""
+    global _sync_client
+    drop_local(tags)
+    if not settings.REDIS_URL or not tags:
+        return
+    try:
+        import redis
+
+        if _sync_client is None:
+            _sync_client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=settings.REDIS_TIMEOUT,
+                                                socket_connect_timeout=settings.REDIS_TIMEOUT)
+        _sync_client.publish(CHANNEL, "\n".join(tags).encode())
+    except Exception as exc:  # noqa: BLE001 - the listeners of cut-off processes have emptied their caches
+        log.warning("cache invalidation of %s not published: %s", tags, exc)
+
+
+_sync_client = None
 
 
 # --- the listener -------------------------------------------------------------------------------

@@ -56,6 +56,11 @@ async def origin_allowed(ctx, origin: str, project: dict | None) -> bool:
     return row is not None
 
 
+def key_tag(key_id: int) -> str:
+    """The cache tag of everything derived from API key ``key_id`` (apps.core.cache)."""
+    return f"apikey:{key_id}"
+
+
 async def api_key_get(ctx, project_id: int, secret_hash: str) -> dict | None:
     """The API key row of ``project_id`` whose secret hashes to ``secret_hash``, or ``None``.
 

@@ -117,3 +117,27 @@ def test_ttl_zero_turns_caching_off(settings):
     c.put("k", 1, (), cache.epoch())
     assert c.get("k") is None
 
+
+
+def _key_status(a: Api) -> int:
+    return a.call("GET", "/health", key=True).status_code
+
+
+def test_api_key_changes_through_the_orm_reach_every_process(asgi_server, wsgi_server, project):
+    """API keys are cached per process; the admin (ORM save/delete) drops them everywhere."""
+    from apps.projects.models import ApiKey
+
+    asgi, wsgi = Api(asgi_server, project), Api(wsgi_server, project)
+    for a in (asgi, wsgi):
+        assert all(_key_status(a) == 200 for _ in range(6))  # cached in every process
+    key = ApiKey.objects.get(project_id=project.pk)
+    key.scopes = ["users.read"]  # no health.read any more
+    key.save()
+    assert _until(lambda: all(_key_status(a) == 401 for a in (asgi, wsgi) for _ in range(6)))
+
+    key.scopes = ["health.read"]
+    key.save()
+    assert _until(lambda: all(_key_status(a) == 200 for a in (asgi, wsgi) for _ in range(6)))
+    ApiKey.objects.filter(pk=key.pk).delete()
+    assert _until(lambda: all(a.call("GET", "/health", key=True).json().get("type") == "user_unauthorized"
+                              for a in (asgi, wsgi) for _ in range(6)))

@@ -421,8 +421,9 @@ GC_GEN0_THRESHOLD = _env_int("GC_GEN0_THRESHOLD", 20000, minimum=0)
 
 # Seconds a process keeps a resolved project (apps/projects/selectors.py); 0 = no cache.
 PROJECT_CACHE_TTL = _env_int("PROJECT_CACHE_TTL", 30, minimum=0)
-# Seconds a process keeps a session with its user, a table with its columns, an API key (apps/core/cache.py:
-# dropped in every process by the write that changes them, via Redis pub/sub); 0 = no cache.
+# Seconds a process keeps a session with its user, a table with its columns, an API key
+# (apps/core/cache.py: dropped in every process by the write that changes them, via Redis
+# pub/sub); 0 = no cache. Without REDIS_URL nothing is cached (no way to tell other processes).
 LOCAL_CACHE_TTL = _env_int("LOCAL_CACHE_TTL", 60, minimum=0)
 
 # --- /v1 pipeline strategies (apps.core.http.pipeline) ----------------------------------------

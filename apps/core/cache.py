@@ -10,8 +10,9 @@ Correctness rules:
 * A process uses its caches only while its invalidation listener is subscribed (a daemon thread
   per process, started on first use, so after gunicorn's fork). When the subscription breaks,
   every cache is emptied and bypassed until it is back: a missed message can never leave a
-  stale entry. Without ``REDIS_URL`` (the embedded default, one process) there is nobody else
-  to tell and caches are always on.
+  stale entry. Without ``REDIS_URL`` (the embedded default) caches are off: nothing could tell
+  the other processes of a deployment (e.g. the WSGI build's gunicorn workers on one SQLite
+  file) about a write, and a signed-out session must not stay valid in another worker.
 * A read that raced with an invalidation is not stored: callers take a :func:`epoch` before
   their database read and pass it to :meth:`LocalCache.put`, which drops the value when any
   invalidation arrived in between.
@@ -87,6 +88,11 @@ class LocalCache:
             for tag in tags:
                 self._by_tag.setdefault(tag, set()).add(key)
 
+    def discard(self, key) -> None:
+        """Drop ``key`` in this process only (no epoch change, no message to other processes)."""
+        with _lock:
+            self._drop(key)
+
     def _drop(self, key) -> None:  # under _lock
         old = self._data.pop(key, None)
         if old is not None:
@@ -161,7 +167,7 @@ def _active() -> bool:
     if not settings.LOCAL_CACHE_TTL:
         return False
     if not settings.REDIS_URL:
-        return True
+        return False
     if _listener_pid != os.getpid():
         _start_listener()
     return _live

@@ -7,6 +7,7 @@ from functools import partial, update_wrapper
 
 from apps.core.http.endpoint import Endpoint
 from apps.databases.api import containers, rows, schema
+from apps.databases.api.common import fresh_on_rejection
 from apps.databases.api.inputs import models
 from apps.databases.naming import LEGACY, TABLESDB, Naming
 from apps.databases.schema import KINDS
@@ -15,7 +16,7 @@ from apps.databases.schema import KINDS
 def _h(fn, naming: Naming, **kw):
     bound = partial(fn, naming=naming, **kw)
     update_wrapper(bound, fn)
-    return bound
+    return fresh_on_rejection(bound)
 
 
 def endpoints_for(n: Naming) -> list[Endpoint]:

@@ -102,10 +102,23 @@ def admission_limit(app, limit: int):
                                     "The server is at its limit of requests in progress. Please retry shortly.",
                                     close if has_body else keep)
         in_flight += 1
+        answered = False
+
+        async def answering(message):
+            # A request counts until its answer is sent, not until the handler returns: Django's
+            # handler still runs request_finished in a thread afterwards, and under load those
+            # tails queue for the executor; counting them refused work that was already done.
+            nonlocal in_flight, answered
+            await send(message)
+            if not answered and message["type"] == "http.response.body" and not message.get("more_body", False):
+                answered = True
+                in_flight -= 1
+
         try:
-            return await app(scope, receive, send)
+            return await app(scope, receive, answering)
         finally:
-            in_flight -= 1
+            if not answered:
+                in_flight -= 1
 
     return admitted
 

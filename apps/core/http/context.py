@@ -94,6 +94,9 @@ class RequestContext:
     project: dict | None = None
     auth: Auth = field(default_factory=Auth)
     endpoint: Any = None
+    # Keys of process-local cache entries this request was served from (apps.core.cache), so a
+    # handler can retry with fresh data when a cached entry may be behind another process's write.
+    cache_hits: list = field(default_factory=list)
     path_params: dict[str, str] = field(default_factory=dict)
     params: Any = None
     raw_params: dict[str, Any] = field(default_factory=dict)

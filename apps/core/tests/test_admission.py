@@ -28,8 +28,8 @@ def limited(request, live_env, django_db_blocker):
 def _hold(server, project_id: str) -> socket.socket:
     """Open a request that is admitted and then waits for a body that never comes.
 
-    A request still finishing (the Django path runs its end-of-request signals after the answer
-    is sent) can hold a slot for a moment, so a refused attempt (an answer arrives) is retried.
+    A refused attempt (an answer arrives: another request still held a slot for a moment) is
+    retried.
     """
     for _ in range(50):
         sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)

@@ -2,10 +2,44 @@
 
 from __future__ import annotations
 
+import functools
+
 from apps.core.errors import AppwriteError
 from apps.core.queries import parse_queries
 from apps.databases.naming import Naming
 from apps.databases.selectors import meta
+
+_STALE_TYPES = frozenset({"column_not_found", "attribute_not_found", "general_query_invalid", "user_unauthorized"})
+
+
+def _may_be_stale(err: AppwriteError) -> bool:
+    """Rejections a table cached a moment before another process's schema or permission change
+    can cause: an unknown column in data or queries, a column not found, a permission not yet
+    seen."""
+    return err.type.endswith("_invalid_structure") or err.type in _STALE_TYPES
+
+
+def fresh_on_rejection(view):
+    """Run ``view``; when it rejects the request (see :func:`_may_be_stale`) after using a table
+    from this process's cache, drop that entry and run it once more on the database's table.
+
+    Why: a schema change made through another process reaches this one by Redis pub/sub, which
+    is asynchronous (apps.core.cache), so a client that creates a column and at once writes it
+    through another process could race the invalidation. Handlers validate before they write
+    (never a partial write), so a rejected attempt changed nothing and the rerun is safe. Costs
+    one table read on such rejections only.
+    """
+
+    @functools.wraps(view)
+    async def wrapped(ctx, *args, **kwargs):
+        try:
+            return await view(ctx, *args, **kwargs)
+        except AppwriteError as err:
+            if not _may_be_stale(err) or not meta.discard_cached(ctx):
+                raise
+        return await view(ctx, *args, **kwargs)
+
+    return wrapped
 
 
 def queries_of(ctx) -> list:

@@ -79,6 +79,7 @@ async def table_meta_with_row(ctx, *, database_uid: str, table_uid: str, row_uid
     if cached:
         hit = _tables.get(key)
         if hit is not None:
+            ctx.cache_hits.append(("tables", key))
             row = None
             if row_uid is not None:
                 row = await ctx.db.fetchone(
@@ -115,6 +116,16 @@ _tables = cache.LocalCache("tables")
 
 def database_tag(database_id: int) -> str:
     return f"database:{database_id}"
+
+
+def discard_cached(ctx) -> bool:
+    """Drop, in this process only, the cached tables ``ctx`` was served from; False when there
+    were none (the request's tables came from the database)."""
+    keys = [key for kind, key in ctx.cache_hits if kind == "tables"]
+    for key in keys:
+        _tables.discard(key)
+    ctx.cache_hits.clear()
+    return bool(keys)
 
 
 def table_tag(table_id: int) -> str:

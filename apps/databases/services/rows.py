@@ -25,7 +25,6 @@ from apps.databases.selectors.rows import row_for_write
 
 MAX_ROW_BYTES = 1024 * 1024  # encoded JSON of one row's data
 _RETURNING = "id, uid, data, permissions, created_at, updated_at"
-_RETURNING_NEW = "id, uid, created_at, updated_at"  # a new row's data/permissions are what was sent
 
 
 def structure_error(naming: Naming):
@@ -87,8 +86,8 @@ async def insert_rows(tx, naming: Naming, table: dict, items: list[tuple[str, di
     count and psycopg prepares it once per connection (a VALUES list of 100 rows was re-parsed on
     every request: 12 % of a bulk insert's CPU). One orjson document, not four ``jsonb[]``/
     ``text[]`` arrays: psycopg quotes array elements in Python (12 % of the CPU again). The
-    server returns only what it made (ids, timestamps): each row's data and permissions are the
-    values just sent, not a second JSON round trip.
+    rows are returned as stored: jsonb normalises numbers (``1e16`` reads back as an integer,
+    ``-0.0`` as ``0.0``), and the answer and the event must match a later GET.
     """
     ts = tx.dt(now())
     try:
@@ -98,7 +97,7 @@ async def insert_rows(tx, naming: Naming, table: dict, items: list[tuple[str, di
                 f"INSERT INTO {dialect.ROWS} (table_id, uid, data, permissions, read_roles, created_at, updated_at) "
                 "SELECT %s, e->>'u', e->'d', e->'p', ARRAY(SELECT jsonb_array_elements_text(e->'r')), %s, %s "
                 "FROM jsonb_array_elements(%s) AS e "
-                f"RETURNING {_RETURNING_NEW}",
+                f"RETURNING {_RETURNING}",
                 [table["id"], ts, ts, tx.json(batch)],
             )
         else:
@@ -109,13 +108,13 @@ async def insert_rows(tx, naming: Naming, table: dict, items: list[tuple[str, di
                            dialect.roles_value(tx, perm.roles_of(permissions, "read")), ts, ts]
             rows = await tx.fetchall(
                 f"INSERT INTO {dialect.ROWS} (table_id, uid, data, permissions, read_roles, created_at, updated_at) "
-                f"VALUES {', '.join(values)} RETURNING {_RETURNING_NEW}",
+                f"VALUES {', '.join(values)} RETURNING {_RETURNING}",
                 params,
             )
     except UniqueViolation:
         raise naming.error("row", "already_exists") from None
     by_uid = {row["uid"]: row for row in rows}
-    return [{**by_uid[row_uid], "data": data, "permissions": permissions} for row_uid, data, permissions in items]
+    return [by_uid[row_uid] for row_uid, _, _ in items]
 
 
 async def write_row(tx, naming: Naming, row: dict, data: dict, permissions: list[str]) -> dict:

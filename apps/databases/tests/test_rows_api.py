@@ -137,6 +137,18 @@ def test_get_with_select(tdb):
     assert r.status_code == 400
 
 
+def test_bulk_create_answers_what_is_stored(tdb):
+    """The bulk answer (and its realtime event) is the row as stored, as a later GET reads it:
+    jsonb normalises numbers (-0.0 is stored as 0)."""
+    import math
+
+    r = tdb.call("POST", tdb.R, json={"rows": [{"$id": "z1", "title": "a", "score": -0.0}]})
+    assert r.status_code == 201, r.text
+    created = r.json()["rows"][0]["score"]
+    got = tdb.call("GET", f"{tdb.R}/z1").json()["score"]
+    assert created == got and math.copysign(1, created) == math.copysign(1, got)
+
+
 def test_bulk_create_update_delete(tdb, sql):
     r = tdb.call("POST", tdb.R, json={"rows": [{"$id": "b1", "title": "a", "count": 1},
                                                {"title": "b", "count": 2}, {"title": "c", "count": 3}]})

@@ -364,8 +364,8 @@ SERVER_GRACEFUL_TIMEOUT = _env_int("SERVER_GRACEFUL_TIMEOUT", 20, minimum=1)
 # uvicorn counts idle keep-alive connections too, so the default sits above the 1,000 clients one
 # process is load-tested with (issue 10), at the listen backlog.
 SERVER_LIMIT_CONCURRENCY = _env_int("SERVER_LIMIT_CONCURRENCY", 2048, minimum=0)
-# /v1 requests one ASGI process runs at once; one more gets a JSON 503 with Retry-After before
-# any work (apps.core.http.asgi_app.admission_limit); 0 = no limit. At ~1 ms of CPU per API
+# /v1 requests one ASGI process is handling at once (complete body to answer start); one more
+# gets a JSON 503 with Retry-After before any work (apps.core.http.asgi_app.admission_limit); 0 = no limit. At ~1 ms of CPU per API
 # request, 1024 in progress is about a second of queued work: past that a fast refusal serves
 # a client better than a slow answer. Below SERVER_LIMIT_CONCURRENCY, so clients on open
 # connections get the API's JSON error rather than the server's plain-text one.

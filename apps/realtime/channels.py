@@ -85,7 +85,8 @@ def document_payload(row: dict) -> dict:
     return {("$collectionId" if key == "$tableId" else key): value for key, value in row.items()}
 
 
-PUBLISHED = frozenset({"row", "file", "account"})
+# Resources realtime publishes, with the IDs their channels and event names need.
+PUBLISHED = {"row": ("databaseId", "tableId", "rowId"), "file": ("bucketId", "fileId"), "account": ("userId",)}
 
 
 def families_for(event: WriteEvent) -> list[Family]:

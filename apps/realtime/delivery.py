@@ -14,6 +14,7 @@ family's payload); one ``event`` frame per family lists the matching subscriptio
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 import orjson
@@ -24,6 +25,8 @@ from apps.realtime.channels import document_payload, family_names
 from apps.realtime.filters import matches
 
 MESSAGE_TYPE = "rt.event"
+
+log = logging.getLogger("apps.realtime")
 
 
 @dataclass(slots=True)
@@ -56,7 +59,9 @@ def build_message(event: WriteEvent, roles: list[str], timestamp: str) -> dict:
 def message_families(message: dict) -> list[tuple[str, tuple | list, tuple | list, dict]]:
     """``(name, channels, events, payload)`` of each family of a published ``message``. Messages
     that carry their families (published by a release before the event-only form) are read as
-    they are, so a rolling upgrade delivers both."""
+    they are. The reverse does not hold: a process of that older release cannot read this form
+    (its sockets close with 1011 and the SDKs reconnect), so realtime clients on old processes
+    reconnect once during a rolling upgrade."""
     if "families" in message:
         return [(f["name"], f["channels"], f["events"], f["payload"]) for f in message["families"]]
     event = message["event"]
@@ -82,7 +87,12 @@ def frames_for(message: dict, subscriptions: dict[str, Subscription], legacy: fr
     if not may_read(message, roles):
         return []
     frames = []
-    for _, channels, events, payload in message_families(message):
+    try:
+        families = message_families(message)
+    except (KeyError, TypeError):  # a malformed message must not close the connection
+        log.warning("realtime: undeliverable message dropped (%s)", sorted(message))
+        return []
+    for _, channels, events, payload in families:
         wanted = frozenset(channels)
         ids = [sub.id for sub in subscriptions.values()
                if not wanted.isdisjoint(sub.channels) and matches(payload, sub.queries)]

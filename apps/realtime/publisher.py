@@ -47,7 +47,11 @@ def _project_uid(ctx, event: WriteEvent) -> str:
 def message_for(event: WriteEvent, timestamp: str | None = None) -> dict | None:
     """The channel-layer message for ``event``, or ``None`` when it is not published.
     ``timestamp`` (ISO-8601) defaults to now."""
-    if event.resource not in PUBLISHED:
+    needed = PUBLISHED.get(event.resource)
+    if needed is None:
+        return None
+    if any(key not in event.ids for key in needed):  # caught here, not in every receiving socket
+        log.warning("%s event without the ids %s is not published", event.resource, needed)
         return None
     roles = read_roles_for(event)
     if roles is None:

@@ -78,14 +78,18 @@ def body_limit(app, limit: int):
 
 
 def admission_limit(app, limit: int):
-    """Wrap ``app`` so at most ``limit`` requests run in this process at once (0 = no limit).
+    """Wrap ``app`` so at most ``limit`` requests are being handled in this process at once
+    (0 = no limit).
 
-    One more is answered at once, before any request work, with 503
-    ``general_service_unavailable`` and ``Retry-After: 1`` (RFC 9110 §10.2.3). A bodiless request
-    keeps its connection; one with a body gets ``Connection: close``, since its unread body is
-    still on the wire. The answer carries no CORS grant (checking the origin is request work).
-    Why: under overload every admitted request shares the event loop, so each one more makes all
-    of them slower; a fast refusal keeps the admitted ones' latency bounded (issue 10).
+    A request counts from the moment its body has arrived until its answer starts: a client
+    that sends its body or reads its answer slowly costs no CPU and holds no slot (the body cap
+    and ``STORAGE_STREAMS_MAX`` bound those). One more is answered at once, before any request
+    work, with 503 ``general_service_unavailable`` and ``Retry-After: 1`` (RFC 9110 §10.2.3). A
+    bodiless request keeps its connection; one with a body gets ``Connection: close``, since
+    its unread body is still on the wire. The answer carries no CORS grant (checking the origin
+    is request work). Why: under overload every admitted request shares the event loop, so each
+    one more makes all of them slower; a fast refusal keeps the admitted ones' latency bounded
+    (issue 10).
     """
     if limit <= 0:
         return app
@@ -101,23 +105,27 @@ def admission_limit(app, limit: int):
             return await send_error(send, "general_service_unavailable",
                                     "The server is at its limit of requests in progress. Please retry shortly.",
                                     close if has_body else keep)
-        in_flight += 1
-        answered = False
+        state = 0  # 0 body arriving, 1 counted, 2 answered
+
+        async def receiving():
+            nonlocal in_flight, state
+            message = await receive()
+            if state == 0 and message["type"] == "http.request" and not message.get("more_body", False):
+                state = 1
+                in_flight += 1
+            return message
 
         async def answering(message):
-            # A request counts until its answer is sent, not until the handler returns: Django's
-            # handler still runs request_finished in a thread afterwards, and under load those
-            # tails queue for the executor; counting them refused work that was already done.
-            nonlocal in_flight, answered
-            await send(message)
-            if not answered and message["type"] == "http.response.body" and not message.get("more_body", False):
-                answered = True
+            nonlocal in_flight, state
+            if state == 1 and message["type"] == "http.response.start":
+                state = 2
                 in_flight -= 1
+            await send(message)
 
         try:
-            return await app(scope, receive, answering)
+            return await app(scope, receiving, answering)
         finally:
-            if not answered:
+            if state == 1:
                 in_flight -= 1
 
     return admitted

@@ -1,14 +1,17 @@
 """The admission limit (``API_MAX_IN_FLIGHT``): past it, /v1 answers a fast JSON 503.
 
-A live ASGI server with a limit of 2 on each /v1 adapter. Two requests whose bodies never finish
-arriving hold both slots deterministically (they are admitted and wait in the body read).
+A live ASGI server with a limit of 2 on each /v1 adapter and no project cache. Requests are held
+inside their handler deterministically: the test locks the projects table, so every request's
+project lookup waits in PostgreSQL until the lock is released.
 """
 
 from __future__ import annotations
 
 import socket
+import threading
 import time
 
+import psycopg
 import pytest
 import requests
 
@@ -20,33 +23,23 @@ LIMIT = 2
 @pytest.fixture(scope="module", params=["lean", "django"])
 def limited(request, live_env, django_db_blocker):
     project = make_project(django_db_blocker)
-    server = start_server("asgi", {**live_env, "API_MAX_IN_FLIGHT": str(LIMIT), "V1_ADAPTER": request.param})
-    yield server, project
+    env = {**live_env, "API_MAX_IN_FLIGHT": str(LIMIT), "V1_ADAPTER": request.param, "PROJECT_CACHE_TTL": "0"}
+    server = start_server("asgi", env)
+    yield server, project, live_env["DATABASE_URL"]
     server.stop()
 
 
-def _hold(server, project_id: str) -> socket.socket:
-    """Open a request that is admitted and then waits for a body that never comes.
-
-    A refused attempt (an answer arrives: another request still held a slot for a moment) is
-    retried.
-    """
-    for _ in range(50):
-        sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
-        sock.sendall((f"POST /v1/account HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Appwrite-Project: {project_id}\r\n"
-                      "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{").encode())
-        sock.settimeout(0.5)
-        try:
-            answer = sock.recv(65536)
-        except TimeoutError:
-            return sock  # admitted: the server waits for the rest of the body
-        sock.close()
-        assert answer.startswith(b"HTTP/1.1 503"), answer[:200]
-    raise AssertionError("no slot became free for a holding request")
+def _ping(server, project_id: str, timeout: float = 5) -> requests.Response:
+    return requests.get(server.endpoint + "/ping", headers={"X-Appwrite-Project": project_id}, timeout=timeout)
 
 
-def _ping(server, project_id: str, **kw) -> requests.Response:
-    return requests.get(server.endpoint + "/ping", headers={"X-Appwrite-Project": project_id}, timeout=5, **kw)
+def _refused(server, project_id: str) -> bool:
+    """True when a ping is refused; a ping that got a slot waits behind the lock (and then holds
+    that slot itself until the lock is released), which counts as not refused."""
+    try:
+        return _ping(server, project_id, timeout=2).status_code == 503
+    except requests.Timeout:
+        return False
 
 
 def _wait_for(predicate, timeout: float = 10) -> bool:
@@ -58,13 +51,38 @@ def _wait_for(predicate, timeout: float = 10) -> bool:
     return False
 
 
+class _Held:
+    """``LIMIT`` pings stuck in their project lookup behind a lock on the projects table."""
+
+    def __init__(self, server, project_id: str, db_url: str):
+        self.lock = psycopg.connect(db_url)
+        self.lock.execute("LOCK TABLE projects_project IN ACCESS EXCLUSIVE MODE")
+        self.statuses: list[int] = []
+        self.threads = [threading.Thread(target=self._run, args=(server, project_id)) for _ in range(LIMIT)]
+        for thread in self.threads:
+            thread.start()
+        time.sleep(0.5)  # let them reach the lock before the test probes the limit
+
+    def _run(self, server, project_id):
+        self.statuses.append(_ping(server, project_id, timeout=30).status_code)
+
+    def release(self) -> list[int]:
+        self.lock.rollback()
+        self.lock.close()
+        for thread in self.threads:
+            thread.join(30)
+        return sorted(self.statuses)
+
+
 def test_full_process_answers_fast_json_503_and_recovers(limited):
-    server, project = limited
+    server, project, db_url = limited
     assert _ping(server, project.id).status_code == 200
-    holders = [_hold(server, project.id) for _ in range(LIMIT)]
+    held = _Held(server, project.id, db_url)
     try:
-        assert _wait_for(lambda: _ping(server, project.id).status_code == 503), "the limit never engaged"
+        assert _wait_for(lambda: _refused(server, project.id)), "the limit never engaged"
+        started = time.monotonic()
         r = _ping(server, project.id)
+        assert time.monotonic() - started < 2  # refused at once, not queued behind the lock
         assert r.status_code == 503
         assert r.headers["Retry-After"] == "1"
         assert r.headers.get("Connection", "").lower() != "close"  # bodiless: the connection stays
@@ -80,26 +98,32 @@ def test_full_process_answers_fast_json_503_and_recovers(limited):
         # Paths outside /v1 are not counted.
         assert requests.get(server.url + "/", timeout=5).status_code != 503
     finally:
-        for sock in holders:
-            sock.close()
-    # The clients left: their slots are released, whatever way their requests ended.
-    assert _wait_for(lambda: _ping(server, project.id).status_code == 200), "slots were not released"
-    for sock in [_hold(server, project.id) for _ in range(LIMIT)]:  # every slot is free again
-        sock.close()
-
-
-def test_refusals_do_not_leak_slots(limited):
-    """Many refusals in a row leave the counter where it was: both slots still serve."""
-    server, project = limited
-    holders = [_hold(server, project.id)]
+        statuses = held.release()
+    assert statuses == [200] * LIMIT  # the held requests were served, not refused
+    # Their slots are free again, whatever way their requests ended: the limit engages only
+    # when LIMIT requests are held again.
+    assert all(_ping(server, project.id).status_code == 200 for _ in range(2 * LIMIT))
+    held = _Held(server, project.id, db_url)
     try:
-        assert _wait_for(lambda: _ping(server, project.id).status_code == 200)
-        holders.append(_hold(server, project.id))
-        assert _wait_for(lambda: _ping(server, project.id).status_code == 503)
-        statuses = {_ping(server, project.id).status_code for _ in range(20)}
-        assert statuses == {503}
+        assert _wait_for(lambda: _refused(server, project.id))
     finally:
-        for sock in holders:
+        held.release()
+    assert _ping(server, project.id).status_code == 200
+
+
+def test_slow_clients_hold_no_slot(limited):
+    """A client still sending its body costs no CPU: it is not counted (else a few slow uploads,
+    or a slow-loris client, would shut the API for everyone)."""
+    server, project, _ = limited
+    slow = []
+    try:
+        for _ in range(2 * LIMIT):
+            sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            sock.sendall((f"POST /v1/account HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Appwrite-Project: {project.id}\r\n"
+                          "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{").encode())
+            slow.append(sock)
+        time.sleep(0.3)
+        assert all(_ping(server, project.id).status_code == 200 for _ in range(5))
+    finally:
+        for sock in slow:
             sock.close()
-    for sock in [_hold(server, project.id) for _ in range(LIMIT)]:
-        sock.close()

@@ -9,14 +9,16 @@ from apps.core.queries import parse_queries
 from apps.databases.naming import Naming
 from apps.databases.selectors import meta
 
-_STALE_TYPES = frozenset({"column_not_found", "attribute_not_found", "general_query_invalid", "user_unauthorized"})
+_STALE_TYPES = frozenset({"column_not_found", "attribute_not_found", "index_invalid"})
 
 
 def _may_be_stale(err: AppwriteError) -> bool:
-    """Rejections a table cached a moment before another process's schema or permission change
-    can cause: an unknown column in data or queries, a column not found, a permission not yet
-    seen."""
-    return err.type.endswith("_invalid_structure") or err.type in _STALE_TYPES
+    """Rejections a table cached a moment before another process's schema change can cause: an
+    unknown column in data, queries or a new index, a column not found. (Not 401s or other
+    query errors: those are the normal answers to bad requests, and rereading the table for
+    each would double their cost.)"""
+    return (err.type.endswith("_invalid_structure") or err.type in _STALE_TYPES
+            or err.type == "general_query_invalid" and "not found in schema" in err.message)
 
 
 def fresh_on_rejection(view):

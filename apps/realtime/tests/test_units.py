@@ -138,3 +138,15 @@ def test_message_carries_the_event_and_delivery_derives_its_names():
                                        extra={"detail": "prefs"}), ["user:u"], "t")
     (frame,) = [orjson.loads(f) for f in frames_for(account, {"s": sub("s", ["account.u"])}, frozenset(), ["user:u"])]
     assert frame["data"]["events"][0] == "users.u.update.prefs"
+
+
+def test_malformed_events_are_dropped_not_delivered():
+    """An event without the IDs its names need is not published (logged once at the writer),
+    and a malformed message never closes a receiving connection."""
+    from apps.realtime.publisher import message_for
+
+    assert message_for(WriteEvent("p", "row", "create", {"databaseId": "d"}, {}, extra={"read_roles": ["any"]})) is None
+    assert message_for(WriteEvent("p", "team", "create", {}, {})) is None
+    broken = {"type": "rt.event", "roles": ["any"], "timestamp": "t", "event": {"resource": "row", "action": "create",
+                                                                                "ids": {}, "payload": {}}}
+    assert frames_for(broken, {"a": sub("a", ["rows"])}, frozenset(), ["any"]) == []

@@ -72,14 +72,9 @@ _keys = cache.LocalCache("keys")
 
 
 async def _api_key(ctx, secret_hash: str) -> dict | None:
-    lookup = (ctx.project["id"], secret_hash)
-    key = _keys.get(lookup)
-    if key is None:
-        seen = cache.epoch()
-        key = await api_key_get(ctx, ctx.project["id"], secret_hash)
-        if key is not None:
-            _keys.put(lookup, key, (key_tag(key["id"]),), seen)
-    return key
+    return await _keys.fetch((ctx.project["id"], secret_hash),
+                             lambda: api_key_get(ctx, ctx.project["id"], secret_hash),
+                             lambda key: (key_tag(key["id"]),))
 
 
 async def _key_auth(ctx, secret: str) -> Auth:
@@ -161,14 +156,10 @@ _sessions = cache.LocalCache("sessions")
 
 
 async def _session_row(ctx, secret_hash: str) -> dict | None:
-    key = (ctx.project["id"], secret_hash)
-    row = _sessions.get(key)
-    if row is None:
-        seen = cache.epoch()
-        row = await selectors.session_with_user_get(ctx, project_id=ctx.project["id"], secret_hash=secret_hash)
-        if row is not None:
-            _sessions.put(key, row, (selectors.user_tag(row["id"]),), seen)
-    return row
+    return await _sessions.fetch(
+        (ctx.project["id"], secret_hash),
+        lambda: selectors.session_with_user_get(ctx, project_id=ctx.project["id"], secret_hash=secret_hash),
+        lambda row: (selectors.user_tag(row["id"]),))
 
 
 def _checked(auth: Auth) -> Auth:

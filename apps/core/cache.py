@@ -88,6 +88,17 @@ class LocalCache:
             for tag in tags:
                 self._by_tag.setdefault(tag, set()).add(key)
 
+    async def fetch(self, key, load, tags_of):
+        """The cached value of ``key``, else ``await load()`` stored under ``tags_of(value)``
+        (a ``None`` result is not stored; a load that raced an invalidation is not stored)."""
+        value = self.get(key)
+        if value is None:
+            seen = epoch()
+            value = await load()
+            if value is not None:
+                self.put(key, value, tags_of(value), seen)
+        return value
+
     def discard(self, key) -> None:
         """Drop ``key`` in this process only (no epoch change, no message to other processes)."""
         with _lock:
@@ -138,24 +149,14 @@ async def invalidate(ctx, *tags: str) -> None:
 
 
 def invalidate_sync(*tags: str) -> None:
-    """:func:`invalidate` for code without an event loop (ORM signal handlers, the admin): drop
-    ``tags`` here and publish them with a synchronous Redis client. Never raises."""
-    global _sync_client
-    drop_local(tags)
-    if not settings.REDIS_URL or not tags:
-        return
-    try:
-        import redis
+    """:func:`invalidate` for code without an event loop (ORM signal handlers, the admin),
+    through the process's synchronous store (``get_kv("sync")``). Never raises."""
+    from types import SimpleNamespace
 
-        if _sync_client is None:
-            _sync_client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=settings.REDIS_TIMEOUT,
-                                                socket_connect_timeout=settings.REDIS_TIMEOUT)
-        _sync_client.publish(CHANNEL, "\n".join(tags).encode())
-    except Exception as exc:  # noqa: BLE001 - the listeners of cut-off processes have emptied their caches
-        log.warning("cache invalidation of %s not published: %s", tags, exc)
+    from apps.core.kv import get_kv
+    from apps.core.runtime import run_sync
 
-
-_sync_client = None
+    run_sync(invalidate(SimpleNamespace(kv=get_kv("sync")), *tags))
 
 
 # --- the listener -------------------------------------------------------------------------------

@@ -52,32 +52,18 @@ def event_names(path: list[tuple[str, str]], action: str) -> list[str]:
     ``databases.db.collections.c.documents.d.create`` first, then every variant with some IDs
     replaced by ``*``, with and without the action, then the shorter prefixes.
     """
-    if not path:
-        return []
-    # Every level extends each name of the level above with the concrete ID, then with "*". The
-    # levels above the item are the same for every item of a container, so they are cached: a
-    # bulk write of 100 rows builds only its rows' own names (8 per family, plus the actions).
-    parents, shorter = _levels_above(tuple(path[:-1]))
-    seg, ident = path[-1]
-    concrete, star = f".{seg}.{ident}", f".{seg}.*"
-    last = [(n + part)[1:] for n in parents for part in (concrete, star)]
-    out = [f"{n}.{action}" for n in last] if action else []
-    out += last
-    out += shorter
-    return list(dict.fromkeys(out))
-
-
-@lru_cache(maxsize=4096)
-def _levels_above(path: tuple[tuple[str, str], ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """For the container ``path``: the names its items extend (each with a leading dot; ``("",)``
-    at the top) and the container's own names, deepest level first."""
+    # Each level extends every name of the level above with the concrete ID, then with "*"
+    # (string concatenation only). Computed once per event per process (family_names is cached).
     levels: list[list[str]] = []
     names: list[str] = [""]
     for seg, ident in path:
         concrete, star = f".{seg}.{ident}", f".{seg}.*"
         names = [n + part for n in names for part in (concrete, star)]
         levels.append([n[1:] for n in names])
-    return tuple(names), tuple(n for level in reversed(levels) for n in level)
+    out = [f"{n}.{action}" for n in levels[-1]] if action and levels else []
+    for level in reversed(levels):
+        out.extend(level)
+    return list(dict.fromkeys(out))
 
 
 def document_payload(row: dict) -> dict:

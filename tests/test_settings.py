@@ -43,3 +43,5 @@ def test_production_with_settings_starts():
 def test_bad_values_are_reported():
     assert "DB_POOL_MAX_SIZE must be an integer" in _run(DB_POOL_MAX_SIZE="many").stderr
     assert "must be a postgres:// URL" in _run(DATABASE_URL="mysql://x/y").stderr
+    assert "API_MAX_IN_FLIGHT must be an integer" in _run(API_MAX_IN_FLIGHT="lots").stderr
+    assert "API_MAX_IN_FLIGHT must be >= 0" in _run(API_MAX_IN_FLIGHT="-1").stderr

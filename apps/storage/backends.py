@@ -11,12 +11,15 @@ would download the whole object into an in-memory spool first, so it is not used
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 from collections.abc import Iterator
 
 from django.core.files import File as DjangoFile
 from django.core.files.storage import storages
+
+log = logging.getLogger("apps.storage")
 
 READ_SIZE = 256 * 1024  # bytes per read while streaming a download
 
@@ -60,6 +63,20 @@ def store(key: str, path: str) -> str:
     if os.path.exists(path):
         os.unlink(path)
     return saved
+
+
+def store_file(key: str, fh) -> str:
+    """Write the readable binary file object ``fh`` (positioned at 0) under ``key``; returns
+    the key actually used. Local storage writes it in place (``O_EXCL``), S3 streams it."""
+    return files_storage().save(key, DjangoFile(fh, name=key))
+
+
+def delete_quietly(key: str) -> None:
+    """:func:`delete`, logging instead of raising (cleanup after a failed write)."""
+    try:
+        delete(key)
+    except Exception:
+        log.exception("could not delete %s after a failed write", key)
 
 
 def delete(key: str) -> None:

@@ -101,14 +101,30 @@ def write_part(src, path: str) -> tuple[int, str]:
     return size, digest.hexdigest()
 
 
-def _store_single(src, file_id: int, key: str, name: str) -> tuple[str, int, str, str]:
-    path = os.path.join(part_dir(file_id), "single")
-    size, signature = write_part(src, path)
-    with open(path, "rb") as fh:
-        head = fh.read(512)
-    saved = backends.store(key, path)
-    shutil.rmtree(part_dir(file_id), ignore_errors=True)
-    return saved, size, signature, mime.detect(head, name)
+def _store_single(src, key: str, name: str) -> tuple[str, int, str, str]:
+    """Hash ``src`` and store it under ``key`` (blocking); returns ``(stored key, size in bytes,
+    md5 hex, MIME type)``.
+
+    ``src`` (Django's in-memory or temporary upload) goes straight to the storage backend: no
+    part directory, no second copy, no rename (per upload that saved a mkdir, an rmdir, a
+    rename and a reopen). Bytes a failed write left behind are deleted.
+    """
+    digest = hashlib.md5(usedforsecurity=False)
+    head = b""
+    size = 0
+    src.seek(0)
+    while piece := src.read(COPY_SIZE):
+        if len(head) < 512:
+            head += piece[: 512 - len(head)]
+        digest.update(piece)
+        size += len(piece)
+    src.seek(0)
+    try:
+        saved = backends.store_file(key, src)
+    except BaseException:
+        backends.delete_quietly(key)
+        raise
+    return saved, size, digest.hexdigest(), mime.detect(head, name)
 
 
 async def file_create_single(ctx, *, bucket: dict, file_uid: str, part, permissions: list[str],
@@ -136,7 +152,7 @@ async def file_create_single(ctx, *, bucket: dict, file_uid: str, part, permissi
     except ForeignKeyViolation:  # the bucket was deleted since it was read
         raise AppwriteError("storage_bucket_not_found") from None
     try:
-        saved, size, signature, mime_type = await run_blocking(ctx.mode, _store_single, part.file, row["id"], key, name)
+        saved, size, signature, mime_type = await run_blocking(ctx.mode, _store_single, part.file, key, name)
     except BaseException:
         await ctx.db.execute("DELETE FROM storage_file WHERE id = %s", (row["id"],))
         raise

@@ -1,8 +1,8 @@
 """Key-value access (Redis, or process memory on the embedded default) with one async interface.
 
-* ``RedisAsync`` (ASGI): ``redis.asyncio`` over one process-wide ``BlockingConnectionPool``
-  created inside the server's loop (django-asgi-facts §3: the non-blocking pool raises
-  ``MaxConnectionsError`` under load instead of waiting).
+* ``RedisAsync`` (ASGI): one pipelined connection per process (:mod:`apps.core.resp`), opened
+  inside the server's loop on first use; concurrent calls share it, so there is no pool to wait
+  for (django-asgi-facts §3's pool exhaustion cannot happen).
 * ``RedisSync`` (WSGI): the sync client over a ``BlockingConnectionPool``; coroutines never
   suspend, so :func:`apps.core.runtime.run_sync` drives them.
 * ``Memory``: a dict with expiry times, for the embedded default (one process).
@@ -161,67 +161,75 @@ return #ARGV / 2
 """
 
 
+def _scripts():
+    from apps.core.resp import Script
+
+    return Script(_HIT_WINDOWS), Script(_PUBLISH_ALL)
+
+
+_HIT_WINDOWS_SCRIPT, _PUBLISH_ALL_SCRIPT = _scripts()
+
+
 def _pairs(flat) -> list[tuple[int, int]]:
     return [(int(flat[i]), int(flat[i + 1])) for i in range(0, len(flat), 2)]
 
 
 class RedisAsync(KV):
+    """The ASGI store: :class:`apps.core.resp.PipelinedRedis`, one pipelined connection per
+    process, each call bounded by ``REDIS_TIMEOUT`` seconds."""
+
     def __init__(self, url: str):
-        import redis.asyncio as aredis
+        from apps.core.resp import PipelinedRedis
 
-        # One deadline per call (REDIS_TIMEOUT, in _call) instead of redis-py's socket timeouts,
-        # which arm two timers per command (send and read; ~5 % of the mix profile's samples,
-        # though a mix rerun showed no measurable change in CPU per request). A call cancelled
-        # by the deadline leaves no half-read reply: redis-py drops that connection.
         self._timeout = settings.REDIS_TIMEOUT
-        self._pool = aredis.BlockingConnectionPool.from_url(
-            url,
-            max_connections=settings.REDIS_POOL_MAX_SIZE,
-            timeout=settings.REDIS_TIMEOUT,
-            socket_connect_timeout=settings.REDIS_TIMEOUT,
-        )
-        self._client = aredis.Redis(connection_pool=self._pool)
-        self._hits = self._client.register_script(_HIT_WINDOWS)
-        self._publish_all = self._client.register_script(_PUBLISH_ALL)
+        self._client = PipelinedRedis(url, timeout=self._timeout)
 
-    async def _call(self, coro):
-        import redis
+    async def _call(self, *args):
+        from apps.core.resp import RedisReplyError
 
         try:
-            async with asyncio.timeout(self._timeout):
-                return await coro
+            return await self._client.execute(*args)
         except TimeoutError:
             raise KVUnavailable(f"no answer from Redis within {self._timeout} s") from None
-        except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
+        except (ConnectionError, OSError, RedisReplyError) as exc:
+            raise KVUnavailable(str(exc)) from None
+
+    async def _script(self, script, keys, args):
+        from apps.core.resp import RedisReplyError
+
+        try:
+            return await self._client.run_script(script, keys, args)
+        except TimeoutError:
+            raise KVUnavailable(f"no answer from Redis within {self._timeout} s") from None
+        except (ConnectionError, OSError, RedisReplyError) as exc:
             raise KVUnavailable(str(exc)) from None
 
     async def ping(self):
-        return bool(await self._call(self._client.ping()))
+        return await self._call("PING") == b"PONG"
 
     async def get(self, key):
-        return await self._call(self._client.get(key))
+        return await self._call("GET", key)
 
     async def set(self, key, value, ttl=None):
-        await self._call(self._client.set(key, value, ex=ttl))
+        await (self._call("SET", key, value) if ttl is None else self._call("SET", key, value, "EX", int(ttl)))
 
     async def delete(self, *keys):
         if keys:
-            await self._call(self._client.delete(*keys))
+            await self._call("DEL", *keys)
 
     async def hit_windows(self, keys, window, add=1):
-        return _pairs(await self._call(self._hits(keys=list(keys), args=[add, window * 1000])))
+        return _pairs(await self._script(_HIT_WINDOWS_SCRIPT, list(keys), [add, window * 1000]))
 
     async def publish(self, channel, data):
-        await self._call(self._client.publish(channel, data))
+        await self._call("PUBLISH", channel, data)
 
     async def publish_many(self, messages):
         if len(messages) <= 1:
             return await self.publish(*messages[0]) if messages else None
-        await self._call(self._publish_all(args=[part for message in messages for part in message]))
+        await self._script(_PUBLISH_ALL_SCRIPT, [], [part for message in messages for part in message])
 
     async def close(self):
-        await self._client.aclose()
-        await self._pool.disconnect()
+        await self._client.close()
 
 
 class RedisSync(KV):

@@ -115,6 +115,16 @@ class _Protocol(asyncio.Protocol):
             self.transport.close()
 
 
+def _ssl_context(opts: dict) -> ssl_module.SSLContext:
+    """TLS for ``rediss://``: the system CAs, or ``?ssl_ca_certs=<file>``; ``?ssl_cert_reqs=none``
+    turns verification off (redis-py's query parameters, so one URL serves both clients)."""
+    context = ssl_module.create_default_context(cafile=opts.get("ssl_ca_certs"))
+    if str(opts.get("ssl_cert_reqs", "")).lower() in ("none", str(int(ssl_module.CERT_NONE))):
+        context.check_hostname = False
+        context.verify_mode = ssl_module.CERT_NONE
+    return context
+
+
 class PipelinedRedis:
     """Redis over one shared, pipelined connection (see the module docstring).
 
@@ -131,7 +141,7 @@ class PipelinedRedis:
         self._host = opts.get("host", "localhost")
         self._port = int(opts.get("port", 6379))
         self._path = opts.get("path")
-        self._ssl = url.startswith("rediss://")
+        self._ssl = _ssl_context(opts) if url.startswith("rediss://") else None
         self._hello: list[tuple] = []
         if opts.get("password") is not None:
             user = opts.get("username")
@@ -162,9 +172,8 @@ class PipelinedRedis:
                 if self._path:
                     _, proto = await loop.create_unix_connection(lambda: _Protocol(loop), self._path)
                 else:
-                    ssl = ssl_module.create_default_context() if self._ssl else None
                     _, proto = await loop.create_connection(lambda: _Protocol(loop), self._host, self._port,
-                                                            ssl=ssl)
+                                                            ssl=self._ssl)
                 try:
                     for command in self._hello:
                         await proto.send(encode(command))

@@ -14,7 +14,7 @@ One :class:`Connection` per socket, three tasks:
 
 On exit the connection leaves the project group and its layer channel (``group_discard``; the
 layer drops the channel when the pending ``receive`` is cancelled), also on ``CancelledError``.
-All I/O is async-native (psycopg async pool, ``redis.asyncio``): nothing runs on asgiref's
+All I/O is async-native (psycopg async pool, the pipelined Redis client, channels_redis): nothing runs on asgiref's
 shared thread (django-asgi-facts §5).
 """
 

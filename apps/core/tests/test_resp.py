@@ -157,3 +157,14 @@ def test_an_unreachable_redis_fails_fast():
             await kv.ping()
 
     asyncio.run(run())
+
+
+@pytest.mark.parametrize("query, verified", [("", True), ("?ssl_cert_reqs=none", False), ("?ssl_cert_reqs=required", True)])
+def test_rediss_urls_get_tls_with_redis_py_query_parameters(query, verified):
+    import ssl
+
+    client = PipelinedRedis(f"rediss://cache.example:6380/0{query}", timeout=1)
+    assert client._ssl is not None
+    assert (client._ssl.verify_mode == ssl.CERT_REQUIRED) is verified
+    assert client._ssl.check_hostname is verified
+    assert PipelinedRedis("redis://cache.example:6379/0", timeout=1)._ssl is None

@@ -117,6 +117,19 @@ def read_range(key: str, start: int, length: int, size: int = READ_SIZE) -> Iter
                 yield piece
 
 
+def read_bytes(key: str, start: int, length: int) -> bytes:
+    """The bytes ``[start, start + length)`` of ``key`` at once (for small bodies). Raises
+    ``FileNotFoundError`` when the object is missing (local file or S3 ``NoSuchKey``)."""
+    try:
+        return b"".join(read_range(key, start, length))
+    except FileNotFoundError:
+        raise
+    except Exception as exc:
+        if getattr(exc, "response", {}).get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+            raise FileNotFoundError(key) from exc
+        raise
+
+
 def local_path(key: str) -> str | None:
     """The filesystem path of ``key`` on local storage; ``None`` on S3."""
     storage = files_storage()

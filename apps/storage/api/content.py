@@ -43,14 +43,14 @@ def _disposition(kind: str, name: str) -> str:
 
 async def file_download(ctx):
     _, file = await readable_file(ctx, ready=True)
-    return file_response(ctx, file, content_type=file["mime_type"] or "application/octet-stream",
+    return await file_response(ctx, file, content_type=file["mime_type"] or "application/octet-stream",
                          disposition=_disposition("attachment", file["name"]))
 
 
 async def file_view(ctx):
     _, file = await readable_file(ctx, ready=True)
     content_type = mime.inline_type(file["mime_type"] or "application/octet-stream")
-    return file_response(ctx, file, content_type=content_type, disposition=_disposition("inline", file["name"]))
+    return await file_response(ctx, file, content_type=content_type, disposition=_disposition("inline", file["name"]))
 
 
 async def file_preview(ctx):

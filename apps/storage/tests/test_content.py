@@ -211,3 +211,38 @@ def test_head_sends_headers_only(api, stored):
     assert r.headers["Content-Length"] == str(len(DATA)) and r.headers["Accept-Ranges"] == "bytes"
     r = api.call("HEAD", f"{path}/view", headers={"Range": "bytes=0-9"}, key=True)
     assert r.status_code == 206 and r.headers["Content-Range"] == "bytes 0-9/100000"
+
+
+@pytest.mark.parametrize("size", [1, 1024, 64 * 1024, 64 * 1024 + 1])
+def test_bodies_around_the_small_body_bound_arrive_whole(api, bucket, size):
+    """Up to SMALL_BODY (64 KiB) the answer is one read, above it a stream: same bytes, same
+    headers."""
+    data = os.urandom(size)
+    r = upload(api, bucket["$id"], data, name="s.bin")
+    assert r.status_code == 201, r.text
+    got = api.call("GET", f"/storage/buckets/{bucket['$id']}/files/{r.json()['$id']}/download", key=True)
+    assert got.status_code == 200 and got.content == data
+    assert int(got.headers["Content-Length"]) == size
+
+
+def test_a_file_whose_bytes_are_gone_is_not_found(api, bucket, live_env, sql):
+    """Bytes removed behind the API's back (an operator, a lost volume): 404, never a 500."""
+    r = upload(api, bucket["$id"], b"soon gone", name="gone.txt")
+    assert r.status_code == 201, r.text
+    (key,) = sql("SELECT f.key FROM storage_file f JOIN storage_bucket b ON b.id = f.bucket_id "
+                 "WHERE b.uid = %s AND f.uid = %s", (bucket["$id"], r.json()["$id"]))[0]
+    os.remove(os.path.join(live_env["STORAGE_ROOT"], key))
+    got = api.call("GET", f"/storage/buckets/{bucket['$id']}/files/{r.json()['$id']}/view", key=True)
+    assert got.status_code == 404 and got.json()["type"] == "storage_file_not_found", got.text
+
+
+def test_a_single_upload_leaves_no_part_files(api, bucket, live_env):
+    uploads = os.path.join(live_env["STORAGE_ROOT"], ".uploads")
+
+    def parts() -> set[str]:
+        return set(os.listdir(uploads)) if os.path.isdir(uploads) else set()
+
+    before = parts()  # other tests' unfinished chunked uploads may be there
+    r = upload(api, bucket["$id"], b"x" * 2048, name="one.txt")
+    assert r.status_code == 201, r.text
+    assert parts() <= before

@@ -38,7 +38,7 @@ parameter, trimmed and lower-cased, ``chunkId`` = the upload chunk index from ``
 (``start // 5 MiB``, 0 without the header). Every counter is also scoped to the project,
 as Appwrite keeps its counters in each project's database.
 
-Overrides (``backend/settings.py``): ``ABUSE_LIMIT_MULTIPLIER`` scales every default limit;
+Overrides (``backend/settings/security.py``): ``ABUSE_LIMIT_MULTIPLIER`` scales every default limit;
 ``ABUSE_LIMITS`` (JSON) sets ``limit`` / ``window`` / ``fail`` per rule name and wins over the
 multiplier. A limit of 0 turns a rule off (no counting, no headers), as in Appwrite.
 """

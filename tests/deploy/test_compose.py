@@ -2,7 +2,7 @@
 
 The compose file is parsed (YAML merge keys resolved) and interpolated with .env.example the way
 ``docker compose`` does; the app services' environments are then loaded by the real
-``backend/settings.py`` in production mode, so a missing required setting fails here.
+``backend/settings/`` in production mode, so a missing required setting fails here.
 """
 
 from __future__ import annotations
@@ -69,7 +69,8 @@ SERVICES = COMPOSE["services"]
 
 
 def settings_env_names() -> set[str]:
-    return set(re.findall(r'_env\w*\("([A-Z0-9_]+)"', (ROOT / "backend" / "settings.py").read_text()))
+    text = "".join(p.read_text() for p in sorted((ROOT / "backend" / "settings").glob("*.py")))
+    return set(re.findall(r'_env\w*\("([A-Z0-9_]+)"', text))
 
 
 def test_services_and_profiles():
@@ -168,7 +169,7 @@ def test_app_env_names_are_settings():
     names = settings_env_names()
     for name in APP_SERVICES:
         unknown = set(SERVICES[name]["environment"]) - names
-        assert not unknown, f"{name}: {unknown} are not read by backend/settings.py"
+        assert not unknown, f"{name}: {unknown} are not read by backend/settings/"
 
 
 @pytest.mark.parametrize("name", APP_SERVICES)

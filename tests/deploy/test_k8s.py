@@ -1,5 +1,5 @@
 """deploy/k8s: the manifests parse, reference each other consistently, and the ConfigMap plus the
-example Secret make a valid production configuration for backend/settings.py."""
+example Secret make a valid production configuration for backend/settings/."""
 
 from __future__ import annotations
 

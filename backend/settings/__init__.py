@@ -1,0 +1,139 @@
+"""Django settings: the only package that reads the process environment.
+
+Every variable is read, cast and validated here; other modules read ``django.conf.settings``.
+With neither ``DATABASE_URL`` nor ``REDIS_URL`` set the server runs on the embedded default
+(SQLite, in-process cache and channel layer). ``APP_ENV=production`` turns on the strict checks:
+``SECRET_KEY`` and ``ALLOWED_HOSTS`` are required and ``DEBUG`` must be off.
+
+This module holds Django's own settings; one module per sub-domain holds the rest:
+``data`` (PostgreSQL/SQLite, Redis, caches), ``security`` (rate limits, passwords, sessions),
+``storage`` (file bytes), ``serving`` (HTTP limits, realtime, the launcher, the web demo).
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ImproperlyConfigured
+
+from backend.settings.base import *  # noqa: F403  (APP_ENV, BASE_DIR, PRODUCTION)
+from backend.settings.base import BASE_DIR, PRODUCTION, _env, _env_bool, _env_list
+
+DEBUG = _env_bool("DEBUG", False)
+SECRET_KEY = _env("SECRET_KEY")
+if PRODUCTION:
+    if not SECRET_KEY:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. A production start (APP_ENV=production) needs a long random "
+            "SECRET_KEY: it signs JWTs and admin sessions. Generate one with "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(64))'`."
+        )
+    if len(SECRET_KEY) < 32 or "change-me" in SECRET_KEY:
+        raise ImproperlyConfigured(
+            "SECRET_KEY looks like a placeholder or is shorter than 32 characters. Generate one with "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(64))'`."
+        )
+    if DEBUG:
+        raise ImproperlyConfigured("DEBUG must be off when APP_ENV=production.")
+elif not SECRET_KEY:
+    # Development only: a fixed, public key so that several local processes agree on JWTs.
+    SECRET_KEY = "insecure-development-key-do-not-use-in-production-0123456789abcdef"
+
+ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["*"])
+if PRODUCTION and not ALLOWED_HOSTS:
+    raise ImproperlyConfigured("ALLOWED_HOSTS is required when APP_ENV=production.")
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "apps.core",
+    "apps.projects",
+    "apps.accounts",
+    "apps.abuse",
+    "apps.storage",
+    "apps.databases",
+    "apps.realtime",
+]
+
+# The /v1 adapter is outermost: on /v1 the admin's middleware below it never runs.
+MIDDLEWARE = [
+    "apps.core.http.django_adapter.V1Middleware",
+    "django.middleware.security.SecurityMiddleware",
+    # Admin static files from STATIC_ROOT (collectstatic runs in the image build): WhiteNoise,
+    # made async-capable so that the chain stays async under ASGI (apps/core/http/static.py).
+    "apps.core.http.static.StaticFilesMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "backend.urls"
+WSGI_APPLICATION = "backend.wsgi.application"
+ASGI_APPLICATION = "backend.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Django admin and static files ------------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = _env("STATIC_ROOT", str(BASE_DIR / "var" / "static"))
+# Development serves admin assets straight from the apps, so no collectstatic is needed there.
+WHITENOISE_USE_FINDERS = not PRODUCTION
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+SESSION_COOKIE_SECURE = PRODUCTION
+CSRF_COOKIE_SECURE = PRODUCTION
+
+LOG_LEVEL = _env("LOG_LEVEL", "INFO").upper()
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+    "loggers": {
+        "apps": {"level": LOG_LEVEL, "handlers": ["console"], "propagate": False},
+        "backend": {"level": LOG_LEVEL, "handlers": ["console"], "propagate": False},
+        # 4xx answers are normal API traffic; Django would log each one as a warning.
+        "django.request": {"level": "ERROR", "handlers": ["console"], "propagate": False},
+    },
+}
+
+# --- /v1 pipeline strategies (apps.core.http.pipeline) ----------------------------------------
+V1_PROJECT_RESOLVER = "apps.projects.selectors.project_resolve"
+V1_ORIGIN_CHECKER = "apps.projects.selectors.origin_allowed"
+V1_AUTHENTICATOR = "apps.accounts.authn.authenticate"
+V1_ABUSE_CHECK = "apps.abuse.services.abuse_check"
+
+from backend.settings.data import *  # noqa: E402,F403
+from backend.settings.security import *  # noqa: E402,F403
+from backend.settings.serving import *  # noqa: E402,F403
+from backend.settings.storage import *  # noqa: E402,F403
+
+# --- Load tests only --------------------------------------------------------------------------
+# BENCH_APP=1 (set by loadtests/run.py, never in a product deployment) installs the benchmark
+# endpoints /v1/bench/wait and /v1/bench/cpu (loadtests/benchapp).
+BENCH_APP = _env_bool("BENCH_APP", False)
+if BENCH_APP:
+    INSTALLED_APPS.append("loadtests.benchapp")

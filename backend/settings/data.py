@@ -1,0 +1,77 @@
+"""Where data lives: PostgreSQL (or SQLite), Redis (or process memory), the process caches."""
+
+from __future__ import annotations
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from backend.settings.base import BASE_DIR, _env, _env_float, _env_int
+
+# --- Database ---------------------------------------------------------------------------------
+DATABASE_URL = _env("DATABASE_URL")
+DB_POOL_MIN_SIZE = _env_int("DB_POOL_MIN_SIZE", 2, minimum=0)
+DB_POOL_MAX_SIZE = _env_int("DB_POOL_MAX_SIZE", 20, minimum=1)
+# Seconds a request waits for a free pooled connection before 503: the same bound as a WSGI
+# worker's request (WSGI_TIMEOUT). The queue's length, not its wait, is the back-pressure:
+# past DB_POOL_MAX_WAITING waiting requests the answer is an immediate 503.
+DB_POOL_TIMEOUT = _env_float("DB_POOL_TIMEOUT", 30.0)
+DB_POOL_MAX_WAITING = _env_int("DB_POOL_MAX_WAITING", 1000, minimum=0)
+DB_POOL_MAX_LIFETIME = _env_float("DB_POOL_MAX_LIFETIME", 1800.0)
+DB_POOL_MAX_IDLE = _env_float("DB_POOL_MAX_IDLE", 300.0)
+DB_STATEMENT_TIMEOUT_MS = _env_int("DB_STATEMENT_TIMEOUT_MS", 30000)
+
+if DATABASE_URL:
+    _db = dj_database_url.parse(DATABASE_URL)
+    if _db["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("DATABASE_URL must be a postgres:// URL (or unset for SQLite).")
+    _db["CONN_MAX_AGE"] = 0
+    _db["CONN_HEALTH_CHECKS"] = True
+    _db["OPTIONS"] = {
+        "pool": {
+            "min_size": min(DB_POOL_MIN_SIZE, DB_POOL_MAX_SIZE),
+            "max_size": DB_POOL_MAX_SIZE,
+            "timeout": DB_POOL_TIMEOUT,
+            "max_waiting": DB_POOL_MAX_WAITING,
+            "max_lifetime": DB_POOL_MAX_LIFETIME,
+            "max_idle": DB_POOL_MAX_IDLE,
+        },
+    }
+    DATABASES = {"default": _db}
+else:
+    SQLITE_PATH = _env("SQLITE_PATH", str(BASE_DIR / "db.sqlite3"))
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": SQLITE_PATH,
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+        }
+    }
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis / cache ----------------------------------------------------------------------------
+REDIS_URL = _env("REDIS_URL")
+REDIS_POOL_MAX_SIZE = _env_int("REDIS_POOL_MAX_SIZE", 64, minimum=1)
+REDIS_TIMEOUT = _env_float("REDIS_TIMEOUT", 2.0)  # seconds: connect, wait for a pooled connection
+
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # capacity: messages queued per channel before the layer drops (each socket drains its channel
+    # at once into its own bounded queue); group_expiry: longer than any socket lives.
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer",
+                                  "CONFIG": {"capacity": 10000, "group_expiry": 10 * 365 * 86400}}}
+
+# Seconds a process keeps a resolved project (apps/projects/selectors.py); 0 = no cache.
+PROJECT_CACHE_TTL = _env_int("PROJECT_CACHE_TTL", 30, minimum=0)
+# Seconds a process keeps a session with its user, a table with its columns, an API key
+# (apps/core/cache.py: dropped in every process by the write that changes them, via Redis
+# pub/sub); 0 = no cache. Without REDIS_URL nothing is cached (no way to tell other processes).
+LOCAL_CACHE_TTL = _env_int("LOCAL_CACHE_TTL", 60, minimum=0)

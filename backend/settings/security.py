@@ -1,0 +1,70 @@
+"""Abuse checks (rate limits), password hashing, sessions and JWTs."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ImproperlyConfigured
+
+from backend.settings.base import _env, _env_bool, _env_float, _env_int
+
+# --- Abuse checks (apps.abuse; README "Rate limits") ------------------------------------------
+# Appwrite's _APP_OPTIONS_ABUSE: false/disabled = no counting, no blocking, no X-RateLimit-* headers.
+ABUSE_ENABLED = _env_bool("ABUSE_ENABLED", True)
+# Multiplies every default limit of apps/abuse/rules.py (rounded up, at least 1); explicit
+# per-rule overrides below are taken as given.
+ABUSE_LIMIT_MULTIPLIER = _env_float("ABUSE_LIMIT_MULTIPLIER", 1.0)
+if not ABUSE_LIMIT_MULTIPLIER > 0:
+    raise ImproperlyConfigured(f"ABUSE_LIMIT_MULTIPLIER must be > 0, got {ABUSE_LIMIT_MULTIPLIER}")
+
+
+def _abuse_overrides(raw: str) -> dict[str, dict]:
+    """``ABUSE_LIMITS``: JSON object ``{"<rule>": <limit> | {"limit": n, "window": s, "fail": "open"|"closed"}}``.
+
+    Returns ``{rule: {field: value}}`` with only the fields given; rule names are checked against
+    the table when the abuse app loads.
+    """
+    if not raw:
+        return {}
+    import json
+
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"ABUSE_LIMITS must be a JSON object: {exc}") from None
+    if not isinstance(data, dict):
+        raise ImproperlyConfigured("ABUSE_LIMITS must be a JSON object keyed by rule name")
+    out: dict[str, dict] = {}
+    for name, value in data.items():
+        entry = {"limit": value} if isinstance(value, int) and not isinstance(value, bool) else value
+        if not isinstance(entry, dict) or not entry or set(entry) - {"limit", "window", "fail"}:
+            raise ImproperlyConfigured(f"ABUSE_LIMITS[{name!r}] must be an integer or an object of limit/window/fail")
+        for field, minimum in (("limit", 0), ("window", 1)):
+            if field in entry:
+                v = entry[field]
+                if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+                    raise ImproperlyConfigured(f"ABUSE_LIMITS[{name!r}].{field} must be an integer >= {minimum}")
+        if "fail" in entry and entry["fail"] not in ("open", "closed"):
+            raise ImproperlyConfigured(f"ABUSE_LIMITS[{name!r}].fail must be \"open\" or \"closed\"")
+        out[name] = dict(entry)
+    return out
+
+
+ABUSE_LIMITS = _abuse_overrides(_env("ABUSE_LIMITS"))
+# After a key-value store error, seconds during which checks skip the store and apply the rule's
+# fail mode at once (no connect timeout paid per request), and seconds between two warnings.
+ABUSE_KV_RETRY_SECONDS = _env_float("ABUSE_KV_RETRY_SECONDS", 1.0)
+ABUSE_LOG_INTERVAL = _env_float("ABUSE_LOG_INTERVAL", 60.0)
+
+# --- Passwords --------------------------------------------------------------------------------
+# argon2id with Appwrite's own parameters (appwrite src/Appwrite/Auth/Hash/Argon2.php:
+# time cost 4, memory 2 MiB, 3 lanes). Measured cost per check: see README "Password hashing".
+ARGON2_TIME_COST = _env_int("ARGON2_TIME_COST", 4, minimum=1)
+ARGON2_MEMORY_COST_KIB = _env_int("ARGON2_MEMORY_COST_KIB", 2048, minimum=8)
+ARGON2_PARALLELISM = _env_int("ARGON2_PARALLELISM", 3, minimum=1)
+PASSWORD_HASHERS = [
+    "apps.accounts.hashers.AppwriteArgon2Hasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+]
+
+# --- Accounts ---------------------------------------------------------------------------------
+SESSION_DURATION = _env_int("SESSION_DURATION", 31536000, minimum=60)  # seconds (Appwrite default)
+JWT_DEFAULT_DURATION = 900  # seconds (Appwrite contract §3)

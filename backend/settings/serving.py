@@ -1,0 +1,82 @@
+"""The HTTP edge: body limits, the /v1 adapter, realtime limits, the server launcher, the web
+demo, and the GC threshold."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from backend.settings.base import BASE_DIR, _env, _env_bool, _env_float, _env_int, _env_list
+
+# --- HTTP -------------------------------------------------------------------------------------
+APPWRITE_VERSION = "1.9.6"
+# Largest request body the /v1 layer buffers, in bytes: one 5 MiB upload chunk plus multipart
+# overhead (contract §9.1). Larger bodies are refused with 413 before they are read.
+MAX_REQUEST_BODY = _env_int("MAX_REQUEST_BODY", 5 * 1024 * 1024 + 256 * 1024, minimum=1024)
+MAX_JSON_BODY = _env_int("MAX_JSON_BODY", 4 * 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY
+# How ASGI serves /v1: "django" (Django's ASGI handler + the adapter middleware) or "lean"
+# (the lean ASGI adapter, no Django per-request machinery). WSGI always uses the middleware.
+V1_ADAPTER = _env("V1_ADAPTER", "lean").lower()
+if V1_ADAPTER not in {"django", "lean"}:
+    raise ImproperlyConfigured(f"V1_ADAPTER must be 'django' or 'lean', got {V1_ADAPTER!r}")
+# Request bodies and uploaded file parts above this many bytes are spooled to disk rather than
+# held in memory (Django's ASGI body spool and multipart upload handlers), so eight concurrent
+# 5 MiB upload chunks cost disk, not RSS (README "Storage", memory test).
+FILE_UPLOAD_MAX_MEMORY_SIZE = _env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 1024 * 1024, minimum=1024)
+# Peers whose X-Forwarded-For is believed (the load balancer), as IPs or CIDR networks.
+TRUSTED_PROXIES = _env_list("TRUSTED_PROXIES", [])
+
+# --- Realtime (apps.realtime; contract §10, §11) ------------------------------------------------
+REALTIME_CONNECTIONS_PER_MINUTE = _env_int("REALTIME_CONNECTIONS_PER_MINUTE", 128)  # per client IP; 0 = off
+REALTIME_MESSAGES_PER_MINUTE = _env_int("REALTIME_MESSAGES_PER_MINUTE", 32)  # per connection; 0 = off
+REALTIME_SEND_QUEUE = _env_int("REALTIME_SEND_QUEUE", 1000, minimum=1)  # events queued per socket before close 1013
+REALTIME_AUTH_TTL = _env_float("REALTIME_AUTH_TTL", 5.0)  # seconds a socket's roles are trusted before re-check
+REALTIME_MAX_SUBSCRIPTIONS = _env_int("REALTIME_MAX_SUBSCRIPTIONS", 100, minimum=1)  # per connection
+REALTIME_MAX_MESSAGE_BYTES = _env_int("REALTIME_MAX_MESSAGE_BYTES", 65536, minimum=1024)  # one client frame
+REALTIME_PUBLISH_TIMEOUT = _env_float("REALTIME_PUBLISH_TIMEOUT", 2.0)  # seconds for one publish
+# --- Serving (backend.serve) -------------------------------------------------------------------
+# The launcher ``python -m backend.serve`` execs the server named here for the ASGI build, or
+# gunicorn for the WSGI baseline (``python -m backend.serve wsgi``). See README "Deployment".
+ASGI_SERVERS = ("uvicorn", "daphne", "granian")
+ASGI_SERVER = _env("ASGI_SERVER", "uvicorn").lower()
+if ASGI_SERVER not in ASGI_SERVERS:
+    raise ImproperlyConfigured(f"ASGI_SERVER must be one of {', '.join(ASGI_SERVERS)}, got {ASGI_SERVER!r}")
+BIND_HOST = _env("BIND_HOST", "127.0.0.1")
+PORT = _env_int("PORT", 8000, minimum=1)
+# Seconds a stopping server waits for in-flight requests before it closes them.
+SERVER_GRACEFUL_TIMEOUT = _env_int("SERVER_GRACEFUL_TIMEOUT", 20, minimum=1)
+# Back-pressure: concurrent connections (uvicorn) / requests (granian) one process takes before it
+# answers 503 at once instead of queueing without bound; 0 = no limit (django-asgi-facts §4.6).
+# uvicorn counts idle keep-alive connections too, so the default sits above the 1,000 clients one
+# process is load-tested with (issue 10), at the listen backlog.
+SERVER_LIMIT_CONCURRENCY = _env_int("SERVER_LIMIT_CONCURRENCY", 2048, minimum=0)
+# /v1 requests one ASGI process is handling at once (complete body to answer start); one more
+# gets a JSON 503 with Retry-After before any work (apps.core.http.asgi_app.admission_limit); 0 = no limit. At ~1 ms of CPU per API
+# request, 1024 in progress is about a second of queued work: past that a fast refusal serves
+# a client better than a slow answer. Below SERVER_LIMIT_CONCURRENCY, so clients on open
+# connections get the API's JSON error rather than the server's plain-text one.
+API_MAX_IN_FLIGHT = _env_int("API_MAX_IN_FLIGHT", 1024, minimum=0)
+SERVER_BACKLOG = _env_int("SERVER_BACKLOG", 2048, minimum=1)
+SERVER_ACCESS_LOG = _env_bool("SERVER_ACCESS_LOG", False)
+# WSGI baseline (gunicorn sync workers): one request per worker at a time, so 2 per core keeps a
+# core busy while the other worker waits on PostgreSQL/Redis.
+WSGI_WORKERS = _env_int("WSGI_WORKERS", 2 * (os.process_cpu_count() or 1), minimum=1)
+WSGI_TIMEOUT = _env_int("WSGI_TIMEOUT", 30, minimum=1)
+
+# --- Web demo (examples/web-notes) -----------------------------------------------------------
+# Off by default. When on, the built notes demo is served at /demo/ from DEMO_DIR (the Vite
+# build output), so the page and the API share one origin.
+DEMO_ENABLED = _env_bool("DEMO_ENABLED", False)
+DEMO_DIR = Path(_env("DEMO_DIR", str(BASE_DIR / "examples" / "web-notes" / "dist"))).resolve()
+if DEMO_ENABLED and not (DEMO_DIR / "index.html").is_file():
+    raise ImproperlyConfigured(
+        f"DEMO_ENABLED is true but {DEMO_DIR}/index.html does not exist. Build the demo first "
+        "(`npm --prefix examples/web-notes ci && npm --prefix examples/web-notes run build`) or set DEMO_DIR."
+    )
+
+# Allocations between collections of the cyclic GC's youngest generation (Python's default is
+# 2000); 0 = leave Python's default. See apps/core/apps.py.
+GC_GEN0_THRESHOLD = _env_int("GC_GEN0_THRESHOLD", 20000, minimum=0)

@@ -52,7 +52,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Redis / cache ----------------------------------------------------------------------------
 REDIS_URL = _env("REDIS_URL")
 REDIS_POOL_MAX_SIZE = _env_int("REDIS_POOL_MAX_SIZE", 64, minimum=1)
-REDIS_TIMEOUT = _env_float("REDIS_TIMEOUT", 2.0)  # seconds: connect, wait for a pooled connection
+REDIS_TIMEOUT = _env_float("REDIS_TIMEOUT", 2.0)  # seconds: connect, and each call (a WSGI pool wait included)
 
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}

@@ -19,8 +19,8 @@ Key-value store down (``KVUnavailable`` or any other store error): a ``fail_clos
 ``general_service_unavailable`` with ``Retry-After``; every other rule lets the request through
 without headers (availability first; those routes need a valid project and are cheap to serve).
 Never a 500. After an error the store is skipped for ``ABUSE_KV_RETRY_SECONDS`` so an outage
-costs no connect timeout per request; then the next check tries again (redis-py reconnects
-through its pool, so recovery needs no restart). Warnings are logged at most once per
+costs no connect timeout per request; then the next check tries again (both Redis clients
+reconnect on the next call, so recovery needs no restart). Warnings are logged at most once per
 ``ABUSE_LOG_INTERVAL`` seconds, with the number of checks affected meanwhile.
 
 Nothing here suspends except the store call, so the same coroutine runs on the ASGI loop and

@@ -13,7 +13,6 @@ decide fail-open or fail-closed.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 

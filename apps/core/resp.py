@@ -12,10 +12,12 @@ ASGI process's CPU under the ``mix`` load test. Here a command costs one future 
 one ``write``. ``redis-py`` stays for the sync client, pub/sub and URL parsing.
 
 Failure model: a lost connection fails every pending call with :class:`ConnectionError` and the
-next call reconnects. A call whose deadline passes closes the connection (its reply could still
-arrive and nothing would tell it from the next one's), so the other pending calls fail fast
-instead of waiting for a server that stopped answering. A cancelled caller leaves its future in
-the queue; its reply is read and dropped, keeping the order.
+next call reconnects. A call whose deadline passes aborts the connection it used (its reply could
+still arrive and nothing would tell it from the next one's): the calls queued behind it on that
+connection fail at once, since Redis answers in order and they would wait behind the same stall.
+A cancelled caller leaves its future in the queue; its reply is read and dropped, keeping the
+order. Commands that change a connection's state or block it (transactions, SELECT, pub/sub,
+blocking pops, ...) are refused: they would affect every caller.
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ import ssl as ssl_module
 
 import hiredis
 
+# Commands that would change the shared connection's state or stall it for every caller.
+REFUSED = frozenset({
+    "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "SELECT", "SWAPDB", "AUTH", "HELLO", "RESET",
+    "QUIT", "CLIENT", "MONITOR", "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE", "PUNSUBSCRIBE",
+    "SUNSUBSCRIBE", "BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BLMPOP", "BZPOPMIN", "BZPOPMAX", "BZMPOP",
+    "WAIT", "WAITAOF", "XREAD", "XREADGROUP",
+})
+
 
 class RedisReplyError(Exception):
     """Redis answered ``-ERR ...`` (or another error reply) to a command."""
@@ -34,30 +44,34 @@ class RedisReplyError(Exception):
 
 def encode(args: tuple) -> bytes:
     """One command as a RESP array of bulk strings. ``str`` is sent as UTF-8, ``int`` and
-    ``float`` as their decimal text, ``bytes`` as is."""
+    ``float`` as their decimal text, bytes-like objects as their bytes. Raises ``TypeError``
+    for anything else (``None``, ``bool``, containers)."""
     out = [b"*%d\r\n" % len(args)]
     for arg in args:
         if isinstance(arg, str):
             arg = arg.encode()
         elif isinstance(arg, (int, float)) and not isinstance(arg, bool):
             arg = repr(arg).encode()
-        elif not isinstance(arg, (bytes, bytearray, memoryview)):
+        elif isinstance(arg, (bytearray, memoryview)):
+            arg = bytes(arg)  # len() of a memoryview counts items, not bytes
+        elif not isinstance(arg, bytes):
             raise TypeError(f"cannot send {type(arg).__name__} to Redis")
         out.append(b"$%d\r\n" % len(arg))
-        out.append(bytes(arg))
+        out.append(arg)
         out.append(b"\r\n")
     return b"".join(out)
 
 
 class _Protocol(asyncio.Protocol):
     def __init__(self, loop: asyncio.AbstractEventLoop):
-        self._loop = loop
+        self.loop = loop
         self._reader = hiredis.Reader()
         self._pending: collections.deque[asyncio.Future] = collections.deque()
         self._out: list[bytes] = []
         self._flush_scheduled = False
         self.transport: asyncio.Transport | None = None
         self.lost = False
+        self.error = "Redis connection closed"  # what later calls on a lost connection are told
 
     def connection_made(self, transport):
         self.transport = transport
@@ -69,10 +83,12 @@ class _Protocol(asyncio.Protocol):
             try:
                 reply = self._reader.gets()
             except hiredis.ProtocolError as exc:
-                self._fail(ConnectionError(f"Redis protocol error: {exc}"))
-                self.transport.close()
+                self.abort(ConnectionError(f"Redis protocol error: {exc}"))
                 return
             if reply is False:
+                return
+            if not pending:  # e.g. "-ERR max number of clients reached" before any command
+                self.abort(ConnectionError(f"Redis sent an unexpected reply: {reply}"))
                 return
             fut = pending.popleft()
             if not fut.done():
@@ -82,8 +98,11 @@ class _Protocol(asyncio.Protocol):
                     fut.set_result(reply)
 
     def connection_lost(self, exc):
-        self.lost = True
-        self._fail(ConnectionError(f"Redis connection lost: {exc}" if exc else "Redis connection closed"))
+        if not self.lost:
+            self.lost = True
+            self.error = f"Redis connection lost: {exc}" if exc else "Redis connection closed"
+        self._out.clear()
+        self._fail(ConnectionError(self.error))
 
     def _fail(self, exc: Exception) -> None:
         while self._pending:
@@ -92,15 +111,15 @@ class _Protocol(asyncio.Protocol):
                 fut.set_exception(exc)
 
     def send(self, data: bytes) -> asyncio.Future:
-        fut = self._loop.create_future()
+        fut = self.loop.create_future()
         if self.lost:
-            fut.set_exception(ConnectionError("Redis connection closed"))
+            fut.set_exception(ConnectionError(self.error))
             return fut
         self._pending.append(fut)
         self._out.append(data)
         if not self._flush_scheduled:
             self._flush_scheduled = True
-            self._loop.call_soon(self._flush)
+            self.loop.call_soon(self._flush)
         return fut
 
     def _flush(self) -> None:
@@ -110,9 +129,21 @@ class _Protocol(asyncio.Protocol):
             self._out.clear()
             self.transport.write(data)
 
-    def close(self) -> None:
-        if self.transport is not None and not self.lost:
-            self.transport.close()
+    def abort(self, exc: Exception) -> None:
+        """Fail every pending call with ``exc`` now and drop the socket without flushing (a
+        plain close would wait for a stalled peer to drain the write buffer)."""
+        if not self.lost:
+            self.lost = True
+            self.error = str(exc)
+        self._out.clear()
+        self._fail(exc)
+        if self.transport is not None:
+            self.transport.abort()
+
+
+def _retrieve(task: asyncio.Task) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 def _ssl_context(opts: dict) -> ssl_module.SSLContext:
@@ -126,12 +157,13 @@ def _ssl_context(opts: dict) -> ssl_module.SSLContext:
 
 
 class PipelinedRedis:
-    """Redis over one shared, pipelined connection (see the module docstring).
+    """Redis over one shared, pipelined connection per event loop (see the module docstring).
 
     ``url`` is a ``redis://``, ``rediss://`` or ``unix://`` URL (parsed by redis-py: user,
     password and ``/db`` apply). ``timeout`` (seconds) bounds connecting and each call. Methods
     raise :class:`ConnectionError` (unreachable, lost), :class:`TimeoutError` (no answer in
-    time) or :class:`RedisReplyError` (Redis refused the command).
+    time), :class:`RedisReplyError` (Redis refused the command) or ``ValueError`` (a command in
+    :data:`REFUSED`).
     """
 
     def __init__(self, url: str, timeout: float):
@@ -150,23 +182,21 @@ class PipelinedRedis:
             self._hello.append(("SELECT", int(opts["db"])))
         self._timeout = timeout
         self._proto: _Protocol | None = None
-        self._connecting: asyncio.Future | None = None
+        self._connecting: asyncio.Task | None = None
 
     async def _connection(self) -> _Protocol:
-        proto = self._proto
-        if proto is not None and not proto.lost:
-            return proto
-        if self._connecting is None:  # one connect attempt shared by every waiting caller
-            self._connecting = asyncio.ensure_future(self._connect())
-        connecting = self._connecting
-        try:
-            return await asyncio.shield(connecting)
-        finally:
-            if connecting.done() and self._connecting is connecting:
-                self._connecting = None
-
-    async def _connect(self) -> _Protocol:
         loop = asyncio.get_running_loop()
+        proto = self._proto
+        if proto is not None and not proto.lost and proto.loop is loop:
+            return proto
+        task = self._connecting
+        if task is None or task.get_loop() is not loop:  # one attempt shared by every waiter
+            task = self._connecting = loop.create_task(self._connect(loop))
+            task.add_done_callback(_retrieve)  # its waiters may all have given up
+        return await asyncio.shield(task)
+
+    async def _connect(self, loop: asyncio.AbstractEventLoop) -> _Protocol:
+        proto = None
         try:
             async with asyncio.timeout(self._timeout):
                 if self._path:
@@ -174,32 +204,44 @@ class PipelinedRedis:
                 else:
                     _, proto = await loop.create_connection(lambda: _Protocol(loop), self._host, self._port,
                                                             ssl=self._ssl)
-                try:
-                    for command in self._hello:
-                        await proto.send(encode(command))
-                except RedisReplyError as exc:
-                    proto.close()
-                    raise ConnectionError(f"Redis refused {command[0]}: {exc}") from None
-        except TimeoutError:
-            raise TimeoutError(f"connecting to Redis took over {self._timeout} s") from None
-        except OSError as exc:
-            raise ConnectionError(f"cannot connect to Redis: {exc}") from None
+                for command in self._hello:
+                    await proto.send(encode(command))
+        except BaseException as exc:
+            if proto is not None:
+                proto.abort(ConnectionError("Redis connection setup failed"))
+            if isinstance(exc, TimeoutError):
+                raise TimeoutError(f"connecting to Redis took over {self._timeout} s") from None
+            if isinstance(exc, RedisReplyError):
+                raise ConnectionError(f"Redis refused {command[0]}: {exc}") from None
+            if isinstance(exc, OSError):
+                raise ConnectionError(f"cannot connect to Redis: {exc}") from None
+            raise
+        finally:
+            if self._connecting is asyncio.current_task():
+                self._connecting = None
         self._proto = proto
         return proto
 
     async def execute(self, *args):
         """Send one command and return its reply (``bytes``, ``int``, ``list`` or ``None``)."""
+        if str(args[0]).upper() in REFUSED:
+            raise ValueError(f"{args[0]} would affect every caller of the shared connection")
+        proto = None
         try:
             async with asyncio.timeout(self._timeout):
                 proto = await self._connection()
                 return await proto.send(encode(args))
         except TimeoutError:
-            self._drop()
+            if proto is not None:
+                proto.abort(ConnectionError("Redis connection aborted: a call behind this one timed out"))
+                if self._proto is proto:
+                    self._proto = None
             raise TimeoutError(f"no answer from Redis within {self._timeout} s") from None
 
-    async def run_script(self, script: "Script", keys: list, args: list):
+    async def run_script(self, script: Script, keys: list, args: list):
         """``EVALSHA`` of ``script``, falling back to ``EVAL`` once when Redis lost the script
-        cache (``NOSCRIPT``: restart, ``SCRIPT FLUSH``, failover)."""
+        cache (``NOSCRIPT``: restart, ``SCRIPT FLUSH``, failover). Each of the two calls has
+        its own deadline."""
         try:
             return await self.execute("EVALSHA", script.sha, len(keys), *keys, *args)
         except RedisReplyError as exc:
@@ -207,13 +249,14 @@ class PipelinedRedis:
                 raise
         return await self.execute("EVAL", script.source, len(keys), *keys, *args)
 
-    def _drop(self) -> None:
-        if self._proto is not None:
-            self._proto.close()
-            self._proto = None
-
     async def close(self) -> None:
-        self._drop()
+        """Abort the connection and any connect in progress (lifespan shutdown)."""
+        if self._connecting is not None and not self._connecting.done():
+            self._connecting.cancel()
+        self._connecting = None
+        if self._proto is not None:
+            self._proto.abort(ConnectionError("Redis client closed"))
+            self._proto = None
 
 
 class Script:

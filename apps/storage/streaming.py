@@ -198,8 +198,14 @@ async def file_response(ctx, file: dict, *, content_type: str, disposition: str)
             from apps.core.errors import AppwriteError
 
             raise AppwriteError("storage_file_not_found") from None
-        if len(body) != length:  # shorter than recorded: say what is sent
+        if len(body) != length:  # the stored bytes are shorter than recorded
+            if not body:
+                from apps.core.errors import AppwriteError
+
+                raise AppwriteError("storage_file_not_found")
             headers[-1] = ("Content-Length", str(len(body)))
+            if status == 206:  # say which bytes are sent
+                headers[-2] = ("Content-Range", f"bytes {start}-{start + len(body) - 1}/{size}")
         return Response(status=status, body=body, content_type=content_type, headers=headers)
     return Response(status=status, content_type=content_type, headers=headers,
                     stream=FileStream(ctx.mode, file["key"], start, length))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -88,20 +89,142 @@ def test_a_killed_connection_fails_pending_calls_and_the_next_call_reconnects(se
     admin = redis.Redis.from_url(settings.REDIS_URL)
 
     async def run():
-        client_id = await client.execute("CLIENT", "ID")
-        await client.execute("CLIENT", "SETNAME", "resp-test")
-        admin.client_kill_filter(_id=client_id)
+        await client.execute("PING")
+        first = client._proto
+        host, port = first.transport.get_extra_info("sockname")[:2]
+        admin.client_kill(f"{host}:{port}")
         with pytest.raises(ConnectionError):
             for _ in range(50):  # the kill reaches the loop within a few iterations
                 await client.execute("PING")
                 await asyncio.sleep(0.01)
         reply = await client.execute("PING")
-        new_id = await client.execute("CLIENT", "ID")
+        second = client._proto
         await client.close()
-        return reply, client_id, new_id
+        return reply, first, second
 
-    reply, old_id, new_id = asyncio.run(run())
-    assert reply == b"PONG" and new_id != old_id
+    reply, first, second = asyncio.run(run())
+    assert reply == b"PONG" and second is not first and first.lost
+
+
+@pytest.mark.parametrize("command", ["MULTI", "select", "SUBSCRIBE", "BLPOP", "CLIENT"])
+def test_commands_that_would_affect_every_caller_are_refused(settings, command):
+    client = PipelinedRedis(_db_url(settings.REDIS_URL, 2), timeout=5)
+    with pytest.raises(ValueError, match="every caller"):
+        asyncio.run(client.execute(command, "x"))
+
+
+def test_the_client_follows_the_running_event_loop(settings):
+    """One process-wide client, several loops in turn (tests, tools): each loop gets its own
+    connection instead of a protocol bound to a closed loop."""
+    client = PipelinedRedis(_db_url(settings.REDIS_URL, 2), timeout=5)
+    assert [asyncio.run(client.execute("PING")) for _ in range(3)] == [b"PONG"] * 3
+
+
+def _fake_server(behaviour):
+    """A local TCP server running ``behaviour(conn)`` per connection in a thread; returns the
+    port and a stop function."""
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.settimeout(0.2)
+    stop = threading.Event()
+    conns = []
+
+    def serve():
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            conns.append(conn)
+            threading.Thread(target=behaviour, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+
+    def close():
+        stop.set()
+        for conn in conns:
+            conn.close()
+        listener.close()
+
+    return listener.getsockname()[1], conns, close
+
+
+def test_a_timed_out_call_fails_the_calls_queued_behind_it_at_once():
+    """Redis answers in order: when one call's deadline passes, the calls behind it on the same
+    stalled connection fail immediately instead of each waiting out its own deadline."""
+    port, _, close = _fake_server(lambda conn: None)  # accepts, never answers
+    client = PipelinedRedis(f"redis://127.0.0.1:{port}/0", timeout=0.5)
+
+    async def run():
+        loop = asyncio.get_running_loop()
+        first = asyncio.ensure_future(client.execute("GET", "a"))
+        await asyncio.sleep(0.25)
+        started = loop.time()
+        second = asyncio.ensure_future(client.execute("GET", "b"))
+        results = await asyncio.gather(first, second, return_exceptions=True)
+        return results, loop.time() - started
+
+    try:
+        (first, second), waited = asyncio.run(run())
+    finally:
+        close()
+    assert isinstance(first, TimeoutError)
+    assert isinstance(second, ConnectionError) and waited < 0.45  # its own deadline was 0.5 s
+
+
+def test_a_connect_that_stalls_in_select_leaves_no_socket_open(settings):
+    settings.REDIS_TIMEOUT = 0.3
+    port, conns, close = _fake_server(lambda conn: None)  # never answers SELECT
+    kv = RedisAsync(f"redis://127.0.0.1:{port}/7")
+
+    async def run():
+        for _ in range(3):
+            with pytest.raises(KVUnavailable):
+                await kv.get("key")
+            await asyncio.sleep(0.05)  # the connect attempt's own deadline passes too
+
+    def still_open(conn) -> bool:
+        conn.setblocking(False)
+        try:
+            while conn.recv(65536):  # the SELECT the client sent, then b"" once it closed
+                pass
+            return False
+        except BlockingIOError:
+            return True  # open: nothing more to read, no end of stream
+        except OSError:
+            return False  # reset by the client
+
+    try:
+        asyncio.run(run())
+        time.sleep(0.3)  # let the fake server accept the last connection
+        open_conns = [c for c in conns if still_open(c)]
+    finally:
+        close()
+    assert len(conns) == 3  # every call tried a fresh connect (no stale failed attempt reused)
+    assert not open_conns
+
+
+def test_a_reply_before_any_command_is_reported_not_crashed_on():
+    def greet(conn):
+        conn.sendall(b"-ERR max number of clients reached\r\n")
+
+    port, _, close = _fake_server(greet)
+    client = PipelinedRedis(f"redis://127.0.0.1:{port}/0", timeout=1)
+
+    async def run():
+        await asyncio.sleep(0)
+        with pytest.raises(ConnectionError, match="max number of clients"):
+            proto = await client._connection()
+            await asyncio.sleep(0.2)  # the greeting arrives before any command
+            await proto.send(encode(("PING",)))
+
+    try:
+        asyncio.run(run())
+    finally:
+        close()
 
 
 def test_scripts_are_loaded_again_after_the_script_cache_is_flushed(settings):

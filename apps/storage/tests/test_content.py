@@ -246,3 +246,20 @@ def test_a_single_upload_leaves_no_part_files(api, bucket, live_env):
     r = upload(api, bucket["$id"], b"x" * 2048, name="one.txt")
     assert r.status_code == 201, r.text
     assert parts() <= before
+
+
+def test_a_truncated_small_file_answers_with_the_bytes_it_has(api, bucket, live_env, sql):
+    """Stored bytes shorter than the recorded size (a damaged volume): the headers describe
+    what is sent; a range wholly past the real end is 404."""
+    data = os.urandom(1000)
+    r = upload(api, bucket["$id"], data, name="cut.bin")
+    assert r.status_code == 201, r.text
+    (key,) = sql("SELECT f.key FROM storage_file f JOIN storage_bucket b ON b.id = f.bucket_id "
+                 "WHERE b.uid = %s AND f.uid = %s", (bucket["$id"], r.json()["$id"]))[0]
+    os.truncate(os.path.join(live_env["STORAGE_ROOT"], key), 10)
+    path = f"/storage/buckets/{bucket['$id']}/files/{r.json()['$id']}/download"
+    got = api.call("GET", path, headers={"Range": "bytes=0-99"}, key=True)
+    assert got.status_code == 206 and got.content == data[:10]
+    assert got.headers["Content-Range"] == "bytes 0-9/1000" and got.headers["Content-Length"] == "10"
+    past = api.call("GET", path, headers={"Range": "bytes=500-599"}, key=True)
+    assert past.status_code == 404 and past.json()["type"] == "storage_file_not_found"

@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 CHECK = "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='backend.settings'; django.setup(); print('ok')"
@@ -45,3 +47,26 @@ def test_bad_values_are_reported():
     assert "must be a postgres:// URL" in _run(DATABASE_URL="mysql://x/y").stderr
     assert "API_MAX_IN_FLIGHT must be an integer" in _run(API_MAX_IN_FLIGHT="lots").stderr
     assert "API_MAX_IN_FLIGHT must be >= 0" in _run(API_MAX_IN_FLIGHT="-1").stderr
+
+
+@pytest.mark.parametrize("name, raw, message", [
+    ("DB_POOL_TIMEOUT", "-5", "DB_POOL_TIMEOUT must be > 0"),
+    ("DB_POOL_TIMEOUT", "0", "DB_POOL_TIMEOUT must be > 0"),
+    ("REDIS_TIMEOUT", "0", "REDIS_TIMEOUT must be > 0"),
+    ("DB_POOL_MAX_LIFETIME", "-1", "DB_POOL_MAX_LIFETIME must be > 0"),
+    ("DB_POOL_MAX_IDLE", "0", "DB_POOL_MAX_IDLE must be > 0"),
+    ("REALTIME_PUBLISH_TIMEOUT", "0", "REALTIME_PUBLISH_TIMEOUT must be > 0"),
+    ("REDIS_TIMEOUT", "nan", "REDIS_TIMEOUT must be a finite number"),
+    ("ABUSE_LOG_INTERVAL", "inf", "ABUSE_LOG_INTERVAL must be a finite number"),
+    ("REDIS_TIMEOUT", "soon", "REDIS_TIMEOUT must be a number"),
+])
+def test_timeouts_must_be_positive_finite_seconds(name, raw, message):
+    """A zero or negative timeout would fail every database or Redis call at run time (found by
+    a new-user trial: DB_POOL_TIMEOUT=-5 answered every request 503 with nothing logged)."""
+    out = _run(**{name: raw})
+    assert out.returncode != 0 and message in out.stderr, out.stderr[-500:]
+
+
+def test_positive_timeouts_are_accepted():
+    out = _run(DB_POOL_TIMEOUT="0.5", REDIS_TIMEOUT="1.5", REALTIME_PUBLISH_TIMEOUT="3")
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-500:]

@@ -42,14 +42,21 @@ def _env_int(name: str, default: int, minimum: int = 0) -> int:
     return value
 
 
-def _env_float(name: str, default: float) -> float:
+def _env_float(name: str, default: float, *, positive: bool = False) -> float:
+    """A number; ``positive`` refuses 0 and below (timeouts and lifetimes, where 0 would fail
+    every call instead of meaning "off")."""
     raw = _env(name)
     if not raw:
         return default
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ImproperlyConfigured(f"{name} must be a finite number, got {raw!r}")
+    if positive and value <= 0:
+        raise ImproperlyConfigured(f"{name} must be > 0 (seconds), got {raw!r}")
+    return value
 
 
 def _env_list(name: str, default: list[str]) -> list[str]:

@@ -14,10 +14,10 @@ DB_POOL_MAX_SIZE = _env_int("DB_POOL_MAX_SIZE", 20, minimum=1)
 # Seconds a request waits for a free pooled connection before 503: the same bound as a WSGI
 # worker's request (WSGI_TIMEOUT). The queue's length, not its wait, is the back-pressure:
 # past DB_POOL_MAX_WAITING waiting requests the answer is an immediate 503.
-DB_POOL_TIMEOUT = _env_float("DB_POOL_TIMEOUT", 30.0)
+DB_POOL_TIMEOUT = _env_float("DB_POOL_TIMEOUT", 30.0, positive=True)
 DB_POOL_MAX_WAITING = _env_int("DB_POOL_MAX_WAITING", 1000, minimum=0)
-DB_POOL_MAX_LIFETIME = _env_float("DB_POOL_MAX_LIFETIME", 1800.0)
-DB_POOL_MAX_IDLE = _env_float("DB_POOL_MAX_IDLE", 300.0)
+DB_POOL_MAX_LIFETIME = _env_float("DB_POOL_MAX_LIFETIME", 1800.0, positive=True)
+DB_POOL_MAX_IDLE = _env_float("DB_POOL_MAX_IDLE", 300.0, positive=True)
 DB_STATEMENT_TIMEOUT_MS = _env_int("DB_STATEMENT_TIMEOUT_MS", 30000)
 
 if DATABASE_URL:
@@ -52,7 +52,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Redis / cache ----------------------------------------------------------------------------
 REDIS_URL = _env("REDIS_URL")
 REDIS_POOL_MAX_SIZE = _env_int("REDIS_POOL_MAX_SIZE", 64, minimum=1)
-REDIS_TIMEOUT = _env_float("REDIS_TIMEOUT", 2.0)  # seconds: connect, and each call (a WSGI pool wait included)
+REDIS_TIMEOUT = _env_float("REDIS_TIMEOUT", 2.0, positive=True)  # seconds: connect, and each call (a WSGI pool wait included)
 
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}

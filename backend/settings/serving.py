@@ -36,7 +36,7 @@ REALTIME_SEND_QUEUE = _env_int("REALTIME_SEND_QUEUE", 1000, minimum=1)  # events
 REALTIME_AUTH_TTL = _env_float("REALTIME_AUTH_TTL", 5.0)  # seconds a socket's roles are trusted before re-check
 REALTIME_MAX_SUBSCRIPTIONS = _env_int("REALTIME_MAX_SUBSCRIPTIONS", 100, minimum=1)  # per connection
 REALTIME_MAX_MESSAGE_BYTES = _env_int("REALTIME_MAX_MESSAGE_BYTES", 65536, minimum=1024)  # one client frame
-REALTIME_PUBLISH_TIMEOUT = _env_float("REALTIME_PUBLISH_TIMEOUT", 2.0)  # seconds for one publish
+REALTIME_PUBLISH_TIMEOUT = _env_float("REALTIME_PUBLISH_TIMEOUT", 2.0, positive=True)  # seconds for one publish
 # --- Serving (backend.serve) -------------------------------------------------------------------
 # The launcher ``python -m backend.serve`` execs the server named here for the ASGI build, or
 # gunicorn for the WSGI baseline (``python -m backend.serve wsgi``). See README "Deployment".

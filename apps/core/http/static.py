@@ -8,7 +8,10 @@ on the loop and otherwise awaits the next middleware.
 
 from __future__ import annotations
 
+import warnings
+
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from django.conf import settings
 from whitenoise.middleware import WhiteNoiseMiddleware
 
 
@@ -17,7 +20,11 @@ class StaticFilesMiddleware(WhiteNoiseMiddleware):
     async_capable = True
 
     def __init__(self, get_response=None, *args, **kwargs):
-        super().__init__(get_response, *args, **kwargs)
+        with warnings.catch_warnings():
+            if settings.WHITENOISE_USE_FINDERS:  # development: assets come from the apps, so a
+                # missing STATIC_ROOT (no collectstatic yet) is expected, not worth a warning
+                warnings.filterwarnings("ignore", message="No directory at", category=UserWarning)
+            super().__init__(get_response, *args, **kwargs)
         self._is_async = iscoroutinefunction(get_response)
         if self._is_async:
             markcoroutinefunction(self)

@@ -224,7 +224,8 @@ class PipelinedRedis:
 
     async def execute(self, *args):
         """Send one command and return its reply (``bytes``, ``int``, ``list`` or ``None``)."""
-        if str(args[0]).upper() in REFUSED:
+        name = args[0].decode("latin-1") if isinstance(args[0], (bytes, bytearray)) else str(args[0])
+        if name.upper() in REFUSED:
             raise ValueError(f"{args[0]} would affect every caller of the shared connection")
         proto = None
         try:

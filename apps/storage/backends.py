@@ -130,6 +130,18 @@ def read_bytes(key: str, start: int, length: int) -> bytes:
         raise
 
 
+def local_size(key: str) -> int | None:
+    """The size in bytes of ``key`` on local storage (-1 when the file is missing); ``None`` on
+    S3 (not checked: a HEAD request per download would cost a network round trip)."""
+    path = local_path(key)
+    if path is None:
+        return None
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return -1
+
+
 def local_path(key: str) -> str | None:
     """The filesystem path of ``key`` on local storage; ``None`` on S3."""
     storage = files_storage()

@@ -19,15 +19,18 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import logging
 import os
 import re
 
 from django.conf import settings
 
+from apps.core.errors import AppwriteError
 from apps.core.http.context import Response
 from apps.core.runtime import run_blocking
 from apps.storage import backends
 
+log = logging.getLogger("apps.storage")
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 SMALL_BODY = 64 * 1024  # bytes: bodies up to this size are read whole and sent in one message
 _DONE = object()
@@ -166,7 +169,8 @@ async def file_response(ctx, file: dict, *, content_type: str, disposition: str)
 
     Bodies up to :data:`SMALL_BODY` bytes are read in one blocking call and sent as one message
     (one executor hop in all, no stream slot); larger ones stream as a :class:`FileStream`.
-    Raises 404 ``storage_file_not_found`` when a small file's bytes are gone from storage."""
+    Raises 404 ``storage_file_not_found`` when the stored bytes are missing or shorter than the
+    recorded size (checked before the answer's head on local storage; on S3 for small bodies)."""
     size = int(file["size_actual"])
     etag = f'"{file["signature"]}"'
     headers = [
@@ -181,31 +185,27 @@ async def file_response(ctx, file: dict, *, content_type: str, disposition: str)
     try:
         wanted = parse_range(ctx.headers.get("range", ""), size)
     except ValueError:
-        from apps.core.errors import AppwriteError
-
         raise AppwriteError("storage_invalid_range", headers={"Content-Range": f"bytes */{size}"}) from None
     status, start, length = 200, 0, size
     if wanted is not None:
         status, (start, length) = 206, wanted
         headers.append(("Content-Range", f"bytes {start}-{start + length - 1}/{size}"))
     headers.append(("Content-Length", str(length)))
+    stored = await run_blocking(ctx.mode, backends.local_size, file["key"])
+    if stored is not None and stored < size:
+        # Missing or shorter than recorded (bytes removed or damaged behind the API): answering
+        # 200 would send a truncated body under the full file's ETag, which caches would keep.
+        log.error("file %s: stored bytes %s, recorded %d", file["key"], "missing" if stored < 0 else stored, size)
+        raise AppwriteError("storage_file_not_found")
     if ctx.method == "HEAD":
         return Response(status=status, content_type=content_type, headers=headers)
     if length <= SMALL_BODY:
         try:
             body = await run_blocking(ctx.mode, backends.read_bytes, file["key"], start, length)
-        except FileNotFoundError:
-            from apps.core.errors import AppwriteError
-
+        except FileNotFoundError:  # S3 NoSuchKey, or removed since the size check
             raise AppwriteError("storage_file_not_found") from None
-        if len(body) != length:  # the stored bytes are shorter than recorded
-            if not body:
-                from apps.core.errors import AppwriteError
-
-                raise AppwriteError("storage_file_not_found")
-            headers[-1] = ("Content-Length", str(len(body)))
-            if status == 206:  # say which bytes are sent
-                headers[-2] = ("Content-Range", f"bytes {start}-{start + len(body) - 1}/{size}")
+        if len(body) != length:
+            raise AppwriteError("storage_file_not_found")
         return Response(status=status, body=body, content_type=content_type, headers=headers)
     return Response(status=status, content_type=content_type, headers=headers,
                     stream=FileStream(ctx.mode, file["key"], start, length))

@@ -90,7 +90,8 @@ async def _send_response(send, response: Response, head: bool) -> None:
     for cookie in response.cookies:
         headers.append((b"set-cookie", _cookie_header(cookie)))
     if response.stream is None:
-        if not any(name == b"content-length" for name, _ in headers):  # HEAD answers keep theirs
+        # HEAD answers keep theirs; 204 and 304 carry none (RFC 9110 §8.6)
+        if response.status not in (204, 304) and not any(name == b"content-length" for name, _ in headers):
             headers.append((b"content-length", str(len(response.body)).encode()))
         await send({"type": "http.response.start", "status": response.status, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if head else response.body})

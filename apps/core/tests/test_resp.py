@@ -106,7 +106,7 @@ def test_a_killed_connection_fails_pending_calls_and_the_next_call_reconnects(se
     assert reply == b"PONG" and second is not first and first.lost
 
 
-@pytest.mark.parametrize("command", ["MULTI", "select", "SUBSCRIBE", "BLPOP", "CLIENT"])
+@pytest.mark.parametrize("command", ["MULTI", "select", "SUBSCRIBE", "BLPOP", "CLIENT", b"MULTI", b"select"])
 def test_commands_that_would_affect_every_caller_are_refused(settings, command):
     client = PipelinedRedis(_db_url(settings.REDIS_URL, 2), timeout=5)
     with pytest.raises(ValueError, match="every caller"):

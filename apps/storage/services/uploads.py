@@ -170,11 +170,30 @@ async def file_upload_chunk(ctx, *, bucket: dict, file_uid: str, part, requested
             key, size, signature, mime_type = await run_blocking(
                 ctx.mode, _assemble, row["id"], chunks_total, total, row["key"], row["name"]
             )
+        except FileNotFoundError:
+            # A part file went missing (removed behind the API): forget the chunks whose parts
+            # are gone so that re-sending them completes the upload, and say so (not a 500).
+            gone = await run_blocking(ctx.mode, _missing_parts, row["id"], chunks_total)
+            for index in gone:
+                await ctx.db.execute("DELETE FROM storage_chunk WHERE file_id = %s AND idx = %s", (row["id"], index))
+            await ctx.db.execute("UPDATE storage_file SET status = 'pending', chunks_uploaded = %s WHERE id = %s",
+                                 (chunks_total - len(gone), row["id"]))
+            if not gone:
+                raise
+            raise AppwriteError(
+                "storage_file_not_found",
+                f"Chunk(s) {', '.join(map(str, gone))} of this upload are missing on the server; send them again.",
+            ) from None
         except BaseException:
             await ctx.db.execute("UPDATE storage_file SET status = 'pending' WHERE id = %s", (row["id"],))
             raise
         return await finish(ctx, bucket, row["id"], key=key, size=size, signature=signature, mime_type=mime_type), 201
     return await _wait_ready(ctx, bucket, row), 201
+
+
+def _missing_parts(file_id: int, chunks_total: int) -> list[int]:
+    """Indexes of the chunks whose part files are not on disk (blocking)."""
+    return [i for i in range(chunks_total) if not os.path.exists(_part_path(file_id, i))]
 
 
 async def _file_row(ctx, bucket: dict, file_uid: str) -> dict | None:

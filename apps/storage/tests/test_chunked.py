@@ -172,3 +172,23 @@ def test_abandoned_uploads_are_cleaned_up_opportunistically(live_env, project, t
         assert os.listdir(os.path.join(env["STORAGE_ROOT"], ".uploads")) != []
     finally:
         server.stop()
+
+
+def test_a_part_removed_before_assembly_is_asked_for_again(api, live_env, blob, sql):
+    """A part file deleted behind the API: the last chunk gets a 4xx naming the missing chunk
+    (not a 500), and re-sending that chunk completes the upload with the right bytes."""
+    data = blob[: 2 * CHUNK + 100]
+    b = make_bucket(api, maximumFileSize=50_000_000)
+    fid = new_id("p")
+    assert upload_chunk(api, b["$id"], data, 0, "big.bin", fid).status_code == 201
+    (pk,) = sql("SELECT f.id FROM storage_file f JOIN storage_bucket b ON b.id = f.bucket_id "
+                "WHERE b.uid = %s AND f.uid = %s", (b["$id"], fid))[0]
+    os.remove(os.path.join(live_env["STORAGE_ROOT"], ".uploads", str(pk), "000000.part"))
+    assert upload_chunk(api, b["$id"], data, 1, "big.bin", fid, upload_id=fid).status_code == 201
+    last = upload_chunk(api, b["$id"], data, 2, "big.bin", fid, upload_id=fid)
+    assert last.status_code == 404 and last.json()["type"] == "storage_file_not_found", last.text
+    assert "Chunk(s) 0 " in last.json()["message"]
+    again = upload_chunk(api, b["$id"], data, 0, "big.bin", fid, upload_id=fid)
+    assert again.status_code == 201 and again.json()["chunksUploaded"] == 3, again.text
+    got = api.call("GET", f"/storage/buckets/{b['$id']}/files/{fid}/download", key=True)
+    assert got.status_code == 200 and got.content == data

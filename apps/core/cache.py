@@ -203,10 +203,23 @@ def _listen() -> None:
         client = None
         try:
             client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=settings.REDIS_TIMEOUT,
-                                          socket_keepalive=True, health_check_interval=30)
+                                          socket_keepalive=True)
             pubsub = client.pubsub(ignore_subscribe_messages=False)
             pubsub.subscribe(CHANNEL)
-            for message in pubsub.listen():
+            # A blocking read never notices a Redis that stalls (SIGSTOP, a partition): ping it
+            # every REDIS_TIMEOUT seconds of silence, and give up (caches off) when two of those
+            # pass with no answer, so a write this process cannot hear about is not served
+            # from its cache for long.
+            probe = settings.REDIS_TIMEOUT
+            heard = time.monotonic()
+            while True:
+                message = pubsub.get_message(timeout=probe)
+                if message is None:
+                    if time.monotonic() - heard > 2 * probe:
+                        raise TimeoutError(f"no answer to PING within {2 * probe:g} s")
+                    pubsub.ping()
+                    continue
+                heard = time.monotonic()
                 kind = message.get("type")
                 if kind == "subscribe":
                     _set_live(True)

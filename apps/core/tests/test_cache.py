@@ -8,6 +8,7 @@ cached there, then the write goes through the other process.
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -180,3 +181,50 @@ def test_api_key_changes_through_the_orm_reach_every_process(asgi_server, wsgi_s
     ApiKey.objects.filter(pk=key.pk).delete()
     assert _until(lambda: all(a.call("GET", "/health", key=True).json().get("type") == "user_unauthorized"
                               for a in (asgi, wsgi) for _ in range(6)))
+
+
+def test_listener_turns_caches_off_while_redis_stalls(tmp_path):
+    """A Redis that stops answering without closing the socket (SIGSTOP, a partition): the
+    listener notices within 2 x REDIS_TIMEOUT and turns this process's caches off, then on again
+    once Redis answers (found by a breaker run: a blocking read kept the caches on for the whole
+    stall, so another process's logout was not seen)."""
+    import shutil
+    import signal
+    import socket as socketlib
+    import subprocess
+    import sys
+    import time as timelib
+
+    from conftest import ROOT
+
+    server = shutil.which("redis-server")
+    if server is None:
+        pytest.skip("redis-server is not installed")
+    sock = socketlib.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    redis_proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                   "--appendonly", "no"], stdout=subprocess.DEVNULL, cwd=tmp_path)
+    try:
+        env = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{port}/0", "REDIS_TIMEOUT": "0.5",
+               "LOCAL_CACHE_TTL": "60"}
+        watcher = subprocess.Popen([sys.executable, str(ROOT / "apps" / "core" / "tests" / "listen_probe.py"), "8"],
+                                   cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+        first = watcher.stdout.readline()  # "0.00 live=False"
+        live = watcher.stdout.readline()
+        assert "live=True" in live, first + live
+        redis_proc.send_signal(signal.SIGSTOP)
+        stopped = timelib.monotonic()
+        off = watcher.stdout.readline()
+        off_after = timelib.monotonic() - stopped
+        redis_proc.send_signal(signal.SIGCONT)
+        on = watcher.stdout.readline()
+        watcher.kill()
+        watcher.wait()
+        assert "live=False" in off and off_after < 3, (off, off_after)
+        assert "live=True" in on, on
+    finally:
+        redis_proc.send_signal(signal.SIGCONT)
+        redis_proc.kill()
+        redis_proc.wait()

@@ -5,16 +5,24 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.getcwd())
-os.environ["DJANGO_SETTINGS_MODULE"] = "backend.settings"
-import django; django.setup()
-from apps.core import cache
+import django
 
-t0 = time.monotonic()
-cache._active()
-last = None
-while time.monotonic() - t0 < float(sys.argv[1]):
-    if cache._live != last:
-        last = cache._live
-        print(f"{time.monotonic() - t0:.2f} live={last}", flush=True)
-    time.sleep(0.02)
+
+def main() -> None:
+    sys.path.insert(0, os.getcwd())
+    os.environ["DJANGO_SETTINGS_MODULE"] = "backend.settings"
+    django.setup()
+    from apps.core import cache
+
+    started = time.monotonic()
+    cache._active()
+    last = None
+    while time.monotonic() - started < float(sys.argv[1]):
+        if cache._live != last:
+            last = cache._live
+            print(f"{time.monotonic() - started:.2f} live={last}", flush=True)
+        time.sleep(0.02)
+
+
+if __name__ == "__main__":
+    main()

@@ -127,6 +127,13 @@ async def _local_pieces(mode: str, path: str, start: int, length: int):
         os.close(fd)
 
 
+def _position(digits: str) -> int:
+    """A byte position from its digits; past 30 digits, a number larger than any file (``int``
+    refuses strings over 4,300 digits, and the exact value no longer matters)."""
+    digits = digits.lstrip("0") or "0"
+    return int(digits) if len(digits) <= 30 else 10**30
+
+
 def parse_range(header: str, size: int) -> tuple[int, int] | None:
     """``(start, length)`` for a ``Range`` header on a ``size``-byte file (RFC 9110 §14.1.2);
     ``None`` when the header is absent, not a single byte range, or malformed (serve it whole).
@@ -139,17 +146,17 @@ def parse_range(header: str, size: int) -> tuple[int, int] | None:
         return None
     first, last = found.group(1), found.group(2)
     if not first:  # suffix: the last n bytes
-        n = int(last)
+        n = _position(last)
         if n == 0 or size == 0:
             raise ValueError("empty suffix range")
         n = min(n, size)
         return size - n, n
-    start = int(first)
-    if last and int(last) < start:
+    start = _position(first)
+    if last and _position(last) < start:
         return None  # syntactically invalid: RFC 9110 says ignore the header
     if start >= size:
         raise ValueError("range starts past the end")
-    end = int(last) if last else size - 1
+    end = _position(last) if last else size - 1
     end = min(end, size - 1)
     return start, end - start + 1
 

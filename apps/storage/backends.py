@@ -130,6 +130,26 @@ def read_bytes(key: str, start: int, length: int) -> bytes:
         raise
 
 
+def read_checked(key: str, start: int, length: int, size: int) -> bytes:
+    """:func:`read_bytes`, refusing an object shorter than its recorded ``size`` bytes (local:
+    checked with ``fstat`` on the file it reads; S3: a short read). Raises ``FileNotFoundError``
+    when the object is missing or short."""
+    path = local_path(key)
+    if path is None:
+        body = read_bytes(key, start, length)
+        if len(body) != length:
+            raise FileNotFoundError(key)
+        return body
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size < size:
+            raise FileNotFoundError(key)
+        fh.seek(start)
+        body = fh.read(length)
+    if len(body) != length:
+        raise FileNotFoundError(key)
+    return body
+
+
 def local_size(key: str) -> int | None:
     """The size in bytes of ``key`` on local storage (-1 when the file is missing); ``None`` on
     S3 (not checked: a HEAD request per download would cost a network round trip)."""

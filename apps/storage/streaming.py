@@ -198,21 +198,20 @@ async def file_response(ctx, file: dict, *, content_type: str, disposition: str)
         status, (start, length) = 206, wanted
         headers.append(("Content-Range", f"bytes {start}-{start + length - 1}/{size}"))
     headers.append(("Content-Length", str(length)))
+    # Bytes missing or shorter than recorded (removed or damaged behind the API) are a 404 before
+    # the head: a truncated 200 would carry the whole file's ETag, which caches would keep.
+    if ctx.method != "HEAD" and length <= SMALL_BODY:
+        try:  # one executor hop: size check and read together
+            body = await run_blocking(ctx.mode, backends.read_checked, file["key"], start, length, size)
+        except FileNotFoundError:
+            log.error("file %s: stored bytes missing or shorter than the recorded %d", file["key"], size)
+            raise AppwriteError("storage_file_not_found") from None
+        return Response(status=status, body=body, content_type=content_type, headers=headers)
     stored = await run_blocking(ctx.mode, backends.local_size, file["key"])
     if stored is not None and stored < size:
-        # Missing or shorter than recorded (bytes removed or damaged behind the API): answering
-        # 200 would send a truncated body under the full file's ETag, which caches would keep.
-        log.error("file %s: stored bytes %s, recorded %d", file["key"], "missing" if stored < 0 else stored, size)
+        log.error("file %s: stored bytes missing or shorter than the recorded %d", file["key"], size)
         raise AppwriteError("storage_file_not_found")
     if ctx.method == "HEAD":
         return Response(status=status, content_type=content_type, headers=headers)
-    if length <= SMALL_BODY:
-        try:
-            body = await run_blocking(ctx.mode, backends.read_bytes, file["key"], start, length)
-        except FileNotFoundError:  # S3 NoSuchKey, or removed since the size check
-            raise AppwriteError("storage_file_not_found") from None
-        if len(body) != length:
-            raise AppwriteError("storage_file_not_found")
-        return Response(status=status, body=body, content_type=content_type, headers=headers)
     return Response(status=status, content_type=content_type, headers=headers,
                     stream=FileStream(ctx.mode, file["key"], start, length))

@@ -183,25 +183,22 @@ class RedisAsync(KV):
         self._timeout = settings.REDIS_TIMEOUT
         self._client = PipelinedRedis(url, timeout=self._timeout)
 
-    async def _call(self, *args):
+    async def _guard(self, call):
+        """Await ``call`` (a client coroutine), mapping every Redis failure to KVUnavailable."""
         from apps.core.resp import RedisReplyError
 
         try:
-            return await self._client.execute(*args)
+            return await call
         except TimeoutError:
             raise KVUnavailable(f"no answer from Redis within {self._timeout} s") from None
         except (ConnectionError, OSError, RedisReplyError) as exc:
             raise KVUnavailable(str(exc)) from None
+
+    async def _call(self, *args):
+        return await self._guard(self._client.execute(*args))
 
     async def _script(self, script, keys, args):
-        from apps.core.resp import RedisReplyError
-
-        try:
-            return await self._client.run_script(script, keys, args)
-        except TimeoutError:
-            raise KVUnavailable(f"no answer from Redis within {self._timeout} s") from None
-        except (ConnectionError, OSError, RedisReplyError) as exc:
-            raise KVUnavailable(str(exc)) from None
+        return await self._guard(self._client.run_script(script, keys, args))
 
     async def ping(self):
         return await self._call("PING") == b"PONG"

@@ -132,19 +132,12 @@ def read_bytes(key: str, start: int, length: int) -> bytes:
 
 def read_checked(key: str, start: int, length: int, size: int) -> bytes:
     """:func:`read_bytes`, refusing an object shorter than its recorded ``size`` bytes (local:
-    checked with ``fstat`` on the file it reads; S3: a short read). Raises ``FileNotFoundError``
-    when the object is missing or short."""
-    path = local_path(key)
-    if path is None:
-        body = read_bytes(key, start, length)
-        if len(body) != length:
-            raise FileNotFoundError(key)
-        return body
-    with open(path, "rb") as fh:
-        if os.fstat(fh.fileno()).st_size < size:
-            raise FileNotFoundError(key)
-        fh.seek(start)
-        body = fh.read(length)
+    :func:`local_size`; S3: a short read). Raises ``FileNotFoundError`` when the object is
+    missing or short."""
+    stored = local_size(key)
+    if stored is not None and stored < size:
+        raise FileNotFoundError(key)
+    body = read_bytes(key, start, length)
     if len(body) != length:
         raise FileNotFoundError(key)
     return body

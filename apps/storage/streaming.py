@@ -170,6 +170,13 @@ def etag_matches(header: str, etag: str) -> bool:
     return "*" in tags or any(t.removeprefix("W/") == plain for t in tags)
 
 
+def _damaged(file: dict) -> AppwriteError:
+    """The 404 for a file whose stored bytes are missing or shorter than recorded (logged: the
+    storage was changed behind the API)."""
+    log.error("file %s: stored bytes missing or shorter than the recorded %s", file["key"], file["size_actual"])
+    return AppwriteError("storage_file_not_found")
+
+
 async def file_response(ctx, file: dict, *, content_type: str, disposition: str) -> Response:
     """The response for download/view: 200 whole file, 206 one range, 304 when the client's
     ETag matches, 416 (``storage_invalid_range``) for an unsatisfiable range.
@@ -204,13 +211,11 @@ async def file_response(ctx, file: dict, *, content_type: str, disposition: str)
         try:  # one executor hop: size check and read together
             body = await run_blocking(ctx.mode, backends.read_checked, file["key"], start, length, size)
         except FileNotFoundError:
-            log.error("file %s: stored bytes missing or shorter than the recorded %d", file["key"], size)
-            raise AppwriteError("storage_file_not_found") from None
+            raise _damaged(file) from None
         return Response(status=status, body=body, content_type=content_type, headers=headers)
     stored = await run_blocking(ctx.mode, backends.local_size, file["key"])
     if stored is not None and stored < size:
-        log.error("file %s: stored bytes missing or shorter than the recorded %d", file["key"], size)
-        raise AppwriteError("storage_file_not_found")
+        raise _damaged(file)
     if ctx.method == "HEAD":
         return Response(status=status, content_type=content_type, headers=headers)
     return Response(status=status, content_type=content_type, headers=headers,

@@ -29,33 +29,36 @@ def _env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name} must be a boolean (true/false), got {raw!r}")
 
 
-def _env_int(name: str, default: int, minimum: int = 0) -> int:
+def _env_number(name: str, cast, kind: str):
+    """``cast`` of the variable's text, ``None`` when unset; raises naming ``kind``."""
     raw = _env(name)
     if not raw:
-        return default
+        return None
     try:
-        value = int(raw)
+        return cast(raw)
     except ValueError:
-        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from None
+        raise ImproperlyConfigured(f"{name} must be {kind}, got {raw!r}") from None
+
+
+def _env_int(name: str, default: int, minimum: int = 0) -> int:
+    value = _env_number(name, int, "an integer")
+    if value is None:
+        return default
     if value < minimum:
         raise ImproperlyConfigured(f"{name} must be >= {minimum}, got {value}")
     return value
 
 
 def _env_float(name: str, default: float, *, positive: bool = False) -> float:
-    """A number; ``positive`` refuses 0 and below (timeouts and lifetimes, where 0 would fail
-    every call instead of meaning "off")."""
-    raw = _env(name)
-    if not raw:
+    """A finite number; ``positive`` refuses 0 and below (timeouts and lifetimes, where 0 would
+    fail every call instead of meaning "off")."""
+    value = _env_number(name, float, "a number")
+    if value is None:
         return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
     if value != value or value in (float("inf"), float("-inf")):
-        raise ImproperlyConfigured(f"{name} must be a finite number, got {raw!r}")
+        raise ImproperlyConfigured(f"{name} must be a finite number, got {_env(name)!r}")
     if positive and value <= 0:
-        raise ImproperlyConfigured(f"{name} must be > 0 (seconds), got {raw!r}")
+        raise ImproperlyConfigured(f"{name} must be > 0 (seconds), got {_env(name)!r}")
     return value
 
 

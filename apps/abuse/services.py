@@ -40,6 +40,7 @@ from django.conf import settings
 from apps.abuse.rules import CHUNK_ID, EMAIL, IP, METHOD, URL, USER_ID, Rule, rule_get
 from apps.core.errors import AppwriteError
 from apps.core.kv import KVUnavailable
+from apps.core.throttle import Throttle
 
 log = logging.getLogger("apps.abuse")
 
@@ -164,8 +165,7 @@ class _StoreHealth:
         self.down = False
         self.down_until = 0.0
         self.error = ""
-        self.last_log = -math.inf
-        self.unlogged = 0
+        self.warnings = Throttle()
         self.reported = False
 
     def skipping(self) -> bool:
@@ -177,15 +177,15 @@ class _StoreHealth:
         if not isinstance(exc, _Skipped):
             self.down_until = now + max(0.0, settings.ABUSE_KV_RETRY_SECONDS)
             self.error = f"{type(exc).__name__}: {exc}"
-        self.unlogged += 1
-        if now - self.last_log >= settings.ABUSE_LOG_INTERVAL:
+        affected = self.warnings.hit(settings.ABUSE_LOG_INTERVAL)
+        if affected is not None:
             log.warning(
                 "abuse: key-value store unavailable (%s); %d check(s) affected since the last report; "
                 "fail-closed rules answer 503, the others let requests through (last rule: %s)",
-                self.error, self.unlogged, rule.name,
+                self.error, affected, rule.name,
                 exc_info=None if isinstance(exc, (KVUnavailable, _Skipped)) else exc,  # a bug: show it
             )
-            self.last_log, self.unlogged, self.reported = now, 0, True
+            self.reported = True
 
     def succeeded(self) -> None:
         if self.down:

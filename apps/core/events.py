@@ -8,11 +8,11 @@ channel messages. Announce only after the transaction committed, never inside it
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from apps.core.kv import KVUnavailable
+from apps.core.throttle import Throttle
 
 log = logging.getLogger("apps.core.events")
 
@@ -54,7 +54,7 @@ class WriteEvent:
 Subscriber = Callable[[object, list[WriteEvent]], Awaitable[None]]
 _subscribers: list[Subscriber] = []
 LOG_INTERVAL = 60  # seconds between two warnings about events lost to a key-value store outage
-_unpublished = [float("-inf"), 0]  # [monotonic time of the last warning, events lost since]
+_unpublished = Throttle()
 
 
 def subscribe(fn: Subscriber) -> None:
@@ -79,9 +79,8 @@ async def announce_all(ctx, events: list[WriteEvent]) -> None:
         try:
             await fn(ctx, events)
         except KVUnavailable as exc:  # an outage: one line per LOG_INTERVAL, not a traceback per write
-            _unpublished[1] += len(events)
-            if time.monotonic() - _unpublished[0] >= LOG_INTERVAL:
-                log.warning("%d event(s) not published in the last %d s: %s", _unpublished[1], LOG_INTERVAL, exc)
-                _unpublished[:] = [time.monotonic(), 0]
+            lost = _unpublished.hit(LOG_INTERVAL, len(events))
+            if lost is not None:
+                log.warning("%d event(s) not published in the last %d s: %s", lost, LOG_INTERVAL, exc)
         except Exception:
             log.exception("event subscriber %r failed", fn)

@@ -61,7 +61,7 @@ def test_events_lost_to_an_outage_are_logged_once_per_interval_without_traceback
     port = closed.getsockname()[1]
     closed.close()
     ctx = SimpleNamespace(kv=RedisAsync(f"redis://127.0.0.1:{port}/0"), mode="async")
-    monkeypatch.setattr(events, "_unpublished", [float("-inf"), 0])
+    monkeypatch.setattr(events, "_unpublished", events.Throttle())
     event = events.WriteEvent(
         project_id="p", resource="row", action="create",
         ids={"databaseId": "d", "tableId": "t", "rowId": "r"},
@@ -73,4 +73,4 @@ def test_events_lost_to_an_outage_are_logged_once_per_interval_without_traceback
     lines = [r for r in caplog.records if r.name == "apps.core.events"]
     assert len(lines) == 1, [r.getMessage() for r in lines]
     assert "1 event(s) not published" in lines[0].getMessage() and lines[0].exc_info is None
-    assert events._unpublished[1] == 4
+    assert events._unpublished.pending == 4

@@ -100,7 +100,12 @@ def _read_blocking(fd: int, buf: bytearray, offset: int) -> int:
 
 async def _local_pieces(mode: str, path: str, start: int, length: int):
     """Bytes ``[start, start + length)`` of the local file ``path`` in pieces of at most
-    ``backends.READ_SIZE`` bytes: from the page cache on the loop, else on the executor."""
+    ``backends.READ_SIZE`` bytes: from the page cache on the loop, else on the executor.
+
+    Each piece is a ``memoryview`` of a buffer read for it alone and never written again, so the
+    server can send it without a copy (``apps.core.http.lean_asgi`` does, except under daphne); Django's
+    streaming response turns it into ``bytes`` itself. Copying each piece to ``bytes`` here cost
+    the ASGI build its lead on the download scenario (one more 20 MB copy per 20 MB download)."""
     fd = await run_blocking(mode, os.open, path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     nowait = _NOWAIT
     try:
@@ -122,7 +127,7 @@ async def _local_pieces(mode: str, path: str, start: int, length: int):
                 if got == 0:
                     return  # the file is shorter than recorded
             offset += got
-            yield bytes(buf) if got == len(buf) else bytes(memoryview(buf)[:got])
+            yield memoryview(buf) if got == len(buf) else memoryview(buf)[:got]
     finally:
         os.close(fd)
 

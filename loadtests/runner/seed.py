@@ -159,7 +159,11 @@ def _seed_files(client: Client, big_mb: int) -> None:
         "compression": "none"}), 201)
     files = f"/storage/buckets/{BUCKET_ID}/files"
     if c("GET", f"{files}/{BIG_FILE_ID}").status_code == 200:
-        return
+        # A reused database can name a file whose bytes live in another checkout's STORAGE_ROOT
+        # (the download then answers 404 storage_file_not_found): upload it again.
+        if c("GET", f"{files}/{BIG_FILE_ID}/download", headers={"Range": "bytes=0-0"}).status_code == 206:
+            return
+        _ok(c("DELETE", f"{files}/{BIG_FILE_ID}"), 204)
     data = os.urandom(big_mb * 1024 * 1024)
     for start in range(0, len(data), CHUNK):
         end = min(start + CHUNK, len(data)) - 1

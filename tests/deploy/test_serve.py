@@ -3,7 +3,8 @@
 * ``migrate``: ``python manage.py migrate --noinput`` on an empty database;
 * ``api``: ``python -m backend.serve`` for each supported ASGI server, in production mode, with
   the image's collected static files; ``baseline``: ``python -m backend.serve wsgi`` (gunicorn);
-* each answers the health check, the admin's static files and a Python SDK sign-up and login;
+* each answers the health check, the admin's static files, a Python SDK sign-up and login, and a
+  file upload read back whole and as a range;
 * graceful shutdown: SIGTERM in the middle of a burst of requests and of requests whose body is
   still arriving: every accepted request is answered, the process exits within the timeout and
   its lifespan shutdown closes the pools.
@@ -11,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -120,6 +122,25 @@ def _sdk_signup_and_login(endpoint: str, project) -> None:
     assert Account(user).get().email == email
 
 
+def _sdk_file_round_trip(endpoint: str, project) -> None:
+    """Upload a 600 KiB file (past the one-message small-body path) and read it back whole and
+    as a range that ends mid-piece: each server gets the stream's pieces in the form it takes."""
+    from appwrite.client import Client
+    from appwrite.id import ID
+    from appwrite.input_file import InputFile
+    from appwrite.services.storage import Storage
+
+    storage = Storage(Client().set_endpoint(endpoint).set_project(project.id).set_key(project.key))
+    bucket = storage.create_bucket(bucket_id=ID.unique(), name="serve").id
+    data = os.urandom(600 * 1024)
+    file_id = storage.create_file(bucket, ID.unique(), InputFile.from_bytes(data, "blob.bin")).id
+    assert storage.get_file_download(bucket, file_id) == data
+    url = f"{endpoint}/storage/buckets/{bucket}/files/{file_id}/download"
+    part = requests.get(url, headers={"X-Appwrite-Project": project.id, "X-Appwrite-Key": project.key,
+                                      "Range": "bytes=1000-300000"}, timeout=10)
+    assert part.status_code == 206 and part.content == data[1000:300001]
+
+
 def _slow_signup(port: int, project_id: str) -> tuple[socket.socket, bytes]:
     """Open a sign-up request and send its headers and half its body; returns the socket and
     the rest of the body. The server has accepted the request and is reading its body."""
@@ -208,6 +229,7 @@ def test_server_serves_and_shuts_down_gracefully(name, args, prod_env, django_db
         static = requests.get(url + "/static/admin/css/base.css", timeout=5)
         assert static.status_code == 200 and "text/css" in static.headers["Content-Type"]
         _sdk_signup_and_login(url + "/v1", project)
+        _sdk_file_round_trip(url + "/v1", project)
 
         slow = [_slow_signup(port, project.id) for _ in range(3)]
         stop, outcomes = threading.Event(), []

@@ -98,9 +98,15 @@ async def _send_response(send, response: Response, head: bool) -> None:
         return
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     if not head:
+        # A piece is bytes or a memoryview (apps.storage.streaming). The ASGI spec's body is bytes,
+        # but uvicorn hands it to its transport's write(), which takes any buffer (asyncio and
+        # uvloop), and granian 2.8 reads any buffer too; a memoryview then goes out without one
+        # more copy. Daphne (Twisted: "Data must be bytes") gets bytes.
+        raw = settings.ASGI_SERVER != "daphne"
         async for chunk in response.stream:
             if chunk:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                body = chunk if raw or type(chunk) is bytes else bytes(chunk)
+                await send({"type": "http.response.body", "body": body, "more_body": True})
     await send({"type": "http.response.body", "body": b""})
 
 

@@ -8,8 +8,11 @@ channel messages. Announce only after the transaction committed, never inside it
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+
+from django.conf import settings
 
 from apps.core.kv import KVUnavailable
 from apps.core.throttle import Throttle
@@ -55,6 +58,7 @@ Subscriber = Callable[[object, list[WriteEvent]], Awaitable[None]]
 _subscribers: list[Subscriber] = []
 LOG_INTERVAL = 60  # seconds between two warnings about events lost to a key-value store outage
 _unpublished = Throttle()
+_paused_until: dict[Subscriber, float] = {}  # subscriber -> monotonic time its outage pause ends
 
 
 def subscribe(fn: Subscriber) -> None:
@@ -72,15 +76,29 @@ async def announce_all(ctx, events: list[WriteEvent]) -> None:
     """Hand ``events`` (one request's committed writes, in commit order) to every subscriber as
     one batch, so a bulk write costs one publish round trip, not one per row. A failing
     subscriber is logged, never raised: the writes have already committed and the response must
-    not fail."""
+    not fail. A subscriber that failed for a key-value store outage (``KVUnavailable``) is skipped
+    for ``REALTIME_PUBLISH_RETRY_SECONDS``, its events counted as lost, so a stalled store costs
+    one ``REDIS_TIMEOUT`` per pause instead of one per write."""
     if not events:
         return
     for fn in _subscribers:
+        if _paused_until and time.monotonic() < _paused_until.get(fn, 0.0):
+            _lost(len(events), "the key-value store failed less than "
+                  f"{settings.REALTIME_PUBLISH_RETRY_SECONDS:g} s ago (REALTIME_PUBLISH_RETRY_SECONDS)")
+            continue
         try:
             await fn(ctx, events)
         except KVUnavailable as exc:  # an outage: one line per LOG_INTERVAL, not a traceback per write
-            lost = _unpublished.hit(LOG_INTERVAL, len(events))
-            if lost is not None:
-                log.warning("%d event(s) not published in the last %d s: %s", lost, LOG_INTERVAL, exc)
+            _paused_until[fn] = time.monotonic() + max(0.0, settings.REALTIME_PUBLISH_RETRY_SECONDS)
+            _lost(len(events), str(exc))
         except Exception:
             log.exception("event subscriber %r failed", fn)
+        else:
+            _paused_until.pop(fn, None)
+
+
+def _lost(count: int, reason: str) -> None:
+    """Count ``count`` events lost to an outage; warn at most once per :data:`LOG_INTERVAL`."""
+    lost = _unpublished.hit(LOG_INTERVAL, count)
+    if lost is not None:
+        log.warning("%d event(s) not published in the last %d s: %s", lost, LOG_INTERVAL, reason)

@@ -37,6 +37,9 @@ REALTIME_AUTH_TTL = _env_float("REALTIME_AUTH_TTL", 5.0)  # seconds a socket's r
 REALTIME_MAX_SUBSCRIPTIONS = _env_int("REALTIME_MAX_SUBSCRIPTIONS", 100, minimum=1)  # per connection
 REALTIME_MAX_MESSAGE_BYTES = _env_int("REALTIME_MAX_MESSAGE_BYTES", 65536, minimum=1024)  # one client frame
 REALTIME_PUBLISH_TIMEOUT = _env_float("REALTIME_PUBLISH_TIMEOUT", 2.0, positive=True)  # seconds for one publish
+# After a publish failed for a key-value store outage, seconds during which writes skip publishing
+# (their events are counted as lost) instead of each paying the timeout again; 0 = no pause.
+REALTIME_PUBLISH_RETRY_SECONDS = _env_float("REALTIME_PUBLISH_RETRY_SECONDS", 1.0)
 # --- Serving (backend.serve) -------------------------------------------------------------------
 # The launcher ``python -m backend.serve`` execs the server named here for the ASGI build, or
 # gunicorn for the WSGI baseline (``python -m backend.serve wsgi``). See README "Deployment".

@@ -62,11 +62,7 @@ def test_events_lost_to_an_outage_are_logged_once_per_interval_without_traceback
     closed.close()
     ctx = SimpleNamespace(kv=RedisAsync(f"redis://127.0.0.1:{port}/0"), mode="async")
     monkeypatch.setattr(events, "_unpublished", events.Throttle())
-    event = events.WriteEvent(
-        project_id="p", resource="row", action="create",
-        ids={"databaseId": "d", "tableId": "t", "rowId": "r"},
-        payload={"$id": "r", "$permissions": []}, extra={"read_roles": ["any"]},
-    )
+    event = _row_event()
     with caplog.at_level("WARNING", logger="apps.core.events"):
         for _ in range(5):
             asyncio.run(events.announce(ctx, event))
@@ -74,3 +70,101 @@ def test_events_lost_to_an_outage_are_logged_once_per_interval_without_traceback
     assert len(lines) == 1, [r.getMessage() for r in lines]
     assert "1 event(s) not published" in lines[0].getMessage() and lines[0].exc_info is None
     assert events._unpublished.pending == 4
+
+
+def _row_event():
+    from apps.core.events import WriteEvent
+
+    return WriteEvent(project_id="p", resource="row", action="create",
+                      ids={"databaseId": "d", "tableId": "t", "rowId": "r"},
+                      payload={"$id": "r", "$permissions": []}, extra={"read_roles": ["any"]})
+
+
+class _StalledRedis:
+    """A TCP server that accepts connections and never answers (a stalled Redis); counts the
+    connections it accepted."""
+
+    def __init__(self):
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.accepted = []
+        self.url = f"redis://127.0.0.1:{self.sock.getsockname()[1]}/0"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                self.accepted.append(self.sock.accept()[0])
+            except OSError:
+                return
+
+    def close(self):
+        self.sock.close()
+        for conn in self.accepted:
+            conn.close()
+
+
+@pytest.mark.parametrize("pause,connects", [(60.0, 1), (0.0, 4)], ids=["paused", "no-pause"])
+def test_a_stalled_redis_costs_one_publish_timeout_per_retry_pause(pause, connects, settings, monkeypatch):
+    """After a publish times out, writes skip publishing for REALTIME_PUBLISH_RETRY_SECONDS
+    (their events are counted as lost) instead of each waiting REDIS_TIMEOUT on the stalled
+    store again; with 0 every write tries (and reconnects) again."""
+    from types import SimpleNamespace
+
+    from apps.core import events
+
+    if not settings.REDIS_URL:
+        pytest.skip("the realtime subscriber publishes through Redis only with REDIS_URL")
+    settings.REDIS_TIMEOUT = 0.3
+    settings.REALTIME_PUBLISH_RETRY_SECONDS = pause
+    monkeypatch.setattr(events, "_unpublished", events.Throttle())
+    monkeypatch.setattr(events, "_paused_until", {})
+    stalled = _StalledRedis()
+    ctx = SimpleNamespace(kv=RedisAsync(stalled.url), mode="async")
+    event = _row_event()
+
+    async def writes():
+        for _ in range(4):
+            await events.announce(ctx, event)
+
+    try:
+        asyncio.run(writes())
+        time.sleep(0.2)  # let the accept thread catch up
+        assert len(stalled.accepted) == connects
+        assert events._unpublished.pending == 3  # the first loss was reported, the rest counted
+    finally:
+        stalled.close()
+
+
+def test_publishing_resumes_when_the_retry_pause_ends(settings, monkeypatch, caplog):
+    """The pause is per outage, not for good: once it ends the next write publishes again, and
+    a successful publish clears the pause (real Redis)."""
+    from types import SimpleNamespace
+
+    from apps.core import events
+
+    if not settings.REDIS_URL:
+        pytest.skip("the realtime subscriber publishes through Redis only with REDIS_URL")
+    settings.REALTIME_PUBLISH_RETRY_SECONDS = 0.3
+    monkeypatch.setattr(events, "_unpublished", events.Throttle())
+    from apps.realtime.publisher import on_writes as subscriber
+
+    assert subscriber in events._subscribers
+    monkeypatch.setattr(events, "_paused_until", {subscriber: time.monotonic() + 0.3})
+    ctx = SimpleNamespace(kv=RedisAsync(settings.REDIS_URL), mode="async")
+    event = _row_event()
+
+    async def write():
+        await events.announce(ctx, event)
+
+    with caplog.at_level("WARNING", logger="apps.core.events"):
+        asyncio.run(write())  # inside the pause: skipped and reported
+    assert "1 event(s) not published" in caplog.text and "REALTIME_PUBLISH_RETRY_SECONDS" in caplog.text
+    assert subscriber in events._paused_until
+    time.sleep(0.35)
+    asyncio.run(write())
+    assert events._paused_until == {}
+    assert events._unpublished.pending == 0

@@ -264,6 +264,21 @@ def test_server_serves_and_shuts_down_gracefully(name, args, prod_env, django_db
         assert "lifespan shutdown: database and Redis pools closed" in log, log[-2000:]
 
 
+def test_runserver_streams_files_as_bytes(live_env, django_db_blocker):
+    """``manage.py runserver`` is daphne's (an installed app) while ASGI_SERVER keeps its default
+    (uvicorn) and no lifespan runs: streamed pieces must still reach Twisted as bytes, or a
+    download over 64 KiB is cut off after its head."""
+    port = free_port()
+    env = {k: v for k, v in live_env.items() if k != "ASGI_SERVER"}
+    url = f"http://127.0.0.1:{port}"
+    proc = start(f"runserver-{port}", [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+                 env, ready_url=url + "/v1/health/version")
+    try:
+        _sdk_file_round_trip(url + "/v1", make_project(django_db_blocker))
+    finally:
+        proc.stop()
+
+
 # Close code an open websocket gets when its server process is stopped with SIGTERM.
 # uvicorn sends 1012 "service restart" (RFC 6455 registry; it has no option to change it);
 # daphne through backend.serve_daphne sends 1001 "going away"; granian 2.8 drops the TCP connection

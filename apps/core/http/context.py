@@ -43,7 +43,7 @@ class Cookie:
 @dataclass(slots=True)
 class Response:
     """An HTTP response. ``stream`` (optional) replaces ``body``: an object with ``__aiter__``
-    (ASGI) and ``__iter__`` (WSGI) yielding ``bytes`` chunks."""
+    (ASGI, yielding ``bytes`` or ``memoryview`` chunks) and ``__iter__`` (WSGI, ``bytes``)."""
 
     status: int = 200
     body: bytes = b""

@@ -9,6 +9,7 @@ so both adapters parse uploads identically. Selected with ``V1_ADAPTER=lean``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import tempfile
 
@@ -81,7 +82,25 @@ def _cookie_header(c) -> bytes:
     return "; ".join(parts).encode("latin-1")
 
 
-async def _send_response(send, response: Response, head: bool) -> None:
+# Whether streamed pieces may go to ``send`` as memoryviews (see :func:`note_server`).
+SEND_BUFFERS = False
+
+
+def note_server(lifespan_send) -> None:
+    """Decide, from the server's lifespan ``send`` callable, how streamed pieces (``bytes`` or
+    ``memoryview``, see ``apps.storage.streaming``) are sent: as they are under uvicorn, whose
+    body ``send`` hands them to its transport's ``write()`` (asyncio and uvloop take any buffer,
+    so a 256 KiB piece is not copied once more), as ``bytes`` everywhere else. The ASGI spec's
+    ``body`` is ``bytes``: daphne (Twisted: "Data must be bytes") refuses a memoryview and granian
+    2.8 copies one byte by byte. Deciding from the server actually running, not from the
+    ``ASGI_SERVER`` setting, keeps ``manage.py runserver`` (daphne) and servers started by hand
+    correct; a server without a lifespan gets ``bytes``."""
+    global SEND_BUFFERS
+    owner = getattr(lifespan_send, "__self__", None)
+    SEND_BUFFERS = type(owner).__module__.startswith("uvicorn.")
+
+
+async def _send_response(receive, send, response: Response, head: bool) -> None:
     headers = []
     if response.content_type:
         headers.append((b"content-type", response.content_type.encode("latin-1")))
@@ -97,17 +116,39 @@ async def _send_response(send, response: Response, head: bool) -> None:
         await send({"type": "http.response.body", "body": b"" if head else response.body})
         return
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
-    if not head:
-        # A piece is bytes or a memoryview (apps.storage.streaming). The ASGI spec's body is bytes,
-        # but uvicorn hands it to its transport's write(), which takes any buffer (asyncio and
-        # uvloop), and granian 2.8 reads any buffer too; a memoryview then goes out without one
-        # more copy. Daphne (Twisted: "Data must be bytes") gets bytes.
-        raw = settings.ASGI_SERVER != "daphne"
-        async for chunk in response.stream:
+    if not head and not await _stream_body(receive, send, response.stream):
+        return  # the client left: nothing more to send
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def _stream_body(receive, send, stream) -> bool:
+    """Send ``stream``'s pieces as body messages; False when the client disconnected first.
+
+    The request body is already read, so the next ``receive()`` returns only when the client
+    leaves (``http.disconnect``). It is watched while the body streams: uvicorn drops the sends
+    of a gone client without an error, so without the watch a client that leaves right after
+    the head would still have the whole file read (and a stream slot held) for nobody. The
+    check runs when the stream has yielded to the loop (``apps.storage.streaming`` does so at
+    least every few pieces), which is when a reset connection is noticed."""
+    raw = SEND_BUFFERS
+    gone = asyncio.ensure_future(receive())
+    pieces = aiter(stream)
+    try:
+        async for chunk in pieces:
+            if gone.done():
+                return False
             if chunk:
                 body = chunk if raw or type(chunk) is bytes else bytes(chunk)
                 await send({"type": "http.response.body", "body": body, "more_body": True})
-    await send({"type": "http.response.body", "body": b""})
+        return not gone.done()
+    finally:
+        if not gone.done():
+            gone.cancel()
+        elif not gone.cancelled():
+            gone.exception()  # retrieved: a failing receive() only means the client is gone
+        close = getattr(pieces, "aclose", None)
+        if close is not None:
+            await close()  # the file is closed now, not when the generator is collected
 
 
 async def serve_v1(scope, receive, send) -> None:
@@ -136,6 +177,6 @@ async def serve_v1(scope, receive, send) -> None:
     else:
         response = await pipeline.handle(ctx)
     try:
-        await _send_response(send, response, scope["method"] == "HEAD")
+        await _send_response(receive, send, response, scope["method"] == "HEAD")
     except OSError:
         log.info("client went away during %s %s", scope["method"], scope["path"])

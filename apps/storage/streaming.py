@@ -29,7 +29,7 @@ import re
 from django.conf import settings
 
 from apps.core.errors import AppwriteError
-from apps.core.http.context import Response
+from apps.core.http.context import Response, ShortBody
 from apps.core.runtime import ASYNC, run_blocking
 from apps.storage import backends
 
@@ -51,23 +51,30 @@ class FileStream:
         self.mode, self.key, self.start, self.length = mode, key, start, length
         self.fd = fd
 
-    def __del__(self):
+    def close(self) -> None:
+        """Close the descriptor if no read took it over (idempotent)."""
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
 
+    __del__ = close
+
     def __iter__(self):
+        self.close()  # WSGI reads by key
         return backends.read_range(self.key, self.start, self.length)
 
     async def __aiter__(self):
-        slots = _stream_slots()
-        if slots is None:
-            async for piece in self._pieces():
-                yield piece
-            return
-        async with slots:
-            async for piece in self._pieces():
-                yield piece
+        try:
+            slots = _stream_slots()
+            if slots is None:
+                async for piece in self._pieces():
+                    yield piece
+                return
+            async with slots:  # cancelled while queued (the client left): the finally closes fd
+                async for piece in self._pieces():
+                    yield piece
+        finally:
+            self.close()
 
     async def _pieces(self):
         fd, self.fd = self.fd, None
@@ -76,8 +83,12 @@ class FileStream:
             if path is not None:
                 fd = await run_blocking(self.mode, _open, path)
         if fd is not None:
-            async for piece in _local_pieces(self.mode, fd, self.start, self.length):
-                yield piece
+            try:
+                async for piece in _local_pieces(self.mode, fd, self.start, self.length):
+                    yield piece
+            except ShortBody as exc:
+                log.error("file %s: %s while streaming", self.key, exc)
+                raise
             return
         pieces = backends.read_range(self.key, self.start, self.length)
         try:
@@ -166,8 +177,8 @@ async def _local_pieces(mode: str, fd: int, start: int, length: int):
             if got <= 0:  # not cached (or EOF: confirm with a plain read)
                 unsuspended = 0
                 got = await run_blocking(mode, _read_blocking, fd, buf, offset)
-                if got == 0:
-                    return  # the file is shorter than recorded
+                if got == 0:  # the file is shorter than recorded: the head promised more
+                    raise ShortBody(f"stored file ended at byte {offset}, {end - offset} byte(s) short")
             offset += got
             yield memoryview(buf) if got == len(buf) else memoryview(buf)[:got]
     finally:
@@ -266,6 +277,11 @@ async def file_response(ctx, file: dict, *, content_type: str, disposition: str)
             fd, stored = await run_blocking(ctx.mode, _open_sized, path)
         except FileNotFoundError:
             raise _damaged(file) from None
+        except OSError as exc:  # out of descriptors: many downloads waiting for a stream slot
+            if exc.errno not in (errno.EMFILE, errno.ENFILE):
+                raise
+            log.warning("download of %s refused: %s", file["key"], exc.strerror)
+            raise AppwriteError("general_service_unavailable") from None
         stream = FileStream(ctx.mode, file["key"], start, length, fd)  # owns fd from here
         if stored < size:
             raise _damaged(file)

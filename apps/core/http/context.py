@@ -40,6 +40,12 @@ class Cookie:
     path: str = "/"
 
 
+class ShortBody(Exception):
+    """A response stream ended before the bytes its head promised (e.g. a stored file changed
+    on disk behind the API during a download). The adapter must not finish the response: the
+    connection has to end without it, or the client reads what follows as body bytes."""
+
+
 @dataclass(slots=True)
 class Response:
     """An HTTP response. ``stream`` (optional) replaces ``body``: an object with ``__aiter__``

@@ -21,7 +21,7 @@ from django.utils.http import http_date
 from apps.core.errors import AppwriteError
 from apps.core.http import pipeline
 from apps.core.http.clientip import client_ip
-from apps.core.http.context import RequestContext, Response, UploadedPart
+from apps.core.http.context import RequestContext, Response, ShortBody, UploadedPart
 from apps.core.http.params import parse_query
 from apps.core.runtime import ASYNC
 
@@ -134,13 +134,28 @@ async def _stream_body(receive, send, stream) -> bool:
     gone = asyncio.ensure_future(receive())
     pieces = aiter(stream)
     try:
-        async for chunk in pieces:
+        # The first piece may wait for a stream slot (STORAGE_STREAMS_MAX): a client that leaves
+        # meanwhile gives up its place (and the file it holds open) at once.
+        first = asyncio.ensure_future(anext(pieces, None))
+        await asyncio.wait((first, gone), return_when=asyncio.FIRST_COMPLETED)
+        if not first.done():
+            first.cancel()
+            await asyncio.wait((first,))  # unwound: its place in the queue is given up
+            return False
+        chunk = first.result()
+        while chunk is not None:
             if gone.done():
                 return False
             if chunk:
                 body = chunk if raw or type(chunk) is bytes else bytes(chunk)
                 await send({"type": "http.response.body", "body": body, "more_body": True})
+            chunk = await anext(pieces, None)
         return not gone.done()
+    except ShortBody:
+        # Fewer bytes than the head promised: leave the response unfinished. uvicorn and granian
+        # then close the connection; Twisted (daphne) keeps it open but answers nothing more on
+        # it. Finishing it would let the next response on the connection be read as file bytes.
+        return False
     finally:
         if not gone.done():
             gone.cancel()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import socket
 import struct
+import sys
 import time
 
 import pytest
@@ -17,7 +18,7 @@ from appwrite.input_file import InputFile
 from appwrite.services.storage import Storage
 
 from apps.storage.tests.conftest import make_bucket
-from conftest import Api, start_server
+from conftest import Api, free_port, start_server
 
 SIZE = 64 * 1024 * 1024  # bytes
 ABORTS = 8
@@ -80,3 +81,93 @@ def test_a_download_abandoned_after_its_head_stops_reading_the_file(lone_asgi, p
     assert read < ABORTS * SIZE // 4, f"{read / 2**20:.0f} MiB read for {ABORTS} abandoned downloads"
     assert _open_fds(pid) <= fds_before, (fds_before, sorted(os.listdir(f"/proc/{pid}/fd")))
     assert api.call("GET", path, key=True, headers={"Range": "bytes=0-9"}).status_code == 206  # still serving
+
+
+def _stalled_download(port: int, path: str, project) -> socket.socket:
+    """A download whose client reads its head and then nothing (a 4 KiB receive buffer)."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.settimeout(10)
+    sock.connect(("127.0.0.1", port))
+    sock.sendall((f"GET /v1{path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Appwrite-Project: {project.id}\r\n"
+                  f"X-Appwrite-Key: {project.key}\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += sock.recv(1)
+    assert head.startswith(b"HTTP/1.1 200"), head
+    return sock
+
+
+@pytest.fixture(params=["lean", "django"])
+def one_slot_asgi(request, live_env, tmp_path_factory):
+    env = {**live_env, "V1_ADAPTER": request.param, "STORAGE_STREAMS_MAX": "1",
+           "STORAGE_ROOT": str(tmp_path_factory.mktemp("one-slot-storage"))}
+    server = start_server("asgi", env)
+    yield server
+    server.stop()
+
+
+def test_a_client_that_leaves_while_queued_for_a_stream_slot_gives_up_its_file(one_slot_asgi, project):
+    """STORAGE_STREAMS_MAX=1 and a client holding the slot without reading: 20 more downloads
+    queue (each has its head and its file open), then reset. Their descriptors are closed while
+    the slot is still held (breaker run: 200 such clients held 200 descriptors until the slot
+    freed, and at the descriptor limit downloads answered 500)."""
+    api = Api(one_slot_asgi, project)
+    bucket = make_bucket(api, maximumFileSize=SIZE + 1)
+    client = Client().set_endpoint(one_slot_asgi.endpoint).set_project(project.id).set_key(project.key)
+    file_id = Storage(client).create_file(bucket["$id"], ID.unique(), InputFile.from_bytes(os.urandom(SIZE), "big.bin")).id
+    path = f"/storage/buckets/{bucket['$id']}/files/{file_id}/download"
+    assert api.call("GET", path, key=True, headers={"Range": "bytes=0-99999"}).status_code == 206  # warm
+    pid = one_slot_asgi.proc.pid
+    holder = _stalled_download(one_slot_asgi.port, path, project)
+    try:
+        time.sleep(0.5)
+        fds_held = _open_fds(pid)
+        for _ in range(20):
+            assert _head_then_reset(one_slot_asgi.port, path, project) == b"HTTP/1.1 200 OK"
+        time.sleep(1.0)
+        assert _open_fds(pid) <= fds_held, sorted(os.listdir(f"/proc/{pid}/fd"))
+    finally:
+        holder.close()
+
+
+@pytest.mark.parametrize("adapter,daphne", [("lean", False), ("django", False), ("lean", True)],
+                         ids=["uvicorn-lean", "uvicorn-django", "daphne-lean"])
+def test_a_file_cut_short_during_its_download_ends_the_connection(adapter, daphne, live_env, tmp_path_factory,
+                                                                  project):
+    """The stored file is truncated after the answer's head promised all of it: the client gets
+    fewer bytes and then the end of the connection, never the next response as body bytes, and
+    the server logs which file was cut (breaker run: daphne and runserver finished the short
+    response, and the next response on the connection was read as the rest of the file)."""
+    storage = tmp_path_factory.mktemp("short-storage")
+    env = {**live_env, "V1_ADAPTER": adapter, "STORAGE_ROOT": str(storage)}
+    if daphne:  # Twisted keeps a connection with an unfinished response open
+        port = free_port()
+        env |= {"ASGI_SERVER": "daphne", "PORT": str(port), "BIND_HOST": "127.0.0.1"}
+        server = start_server("daphne", env, port=port, command=[sys.executable, "-m", "backend.serve_daphne"])
+    else:
+        server = start_server("asgi", env)
+    try:
+        api = Api(server, project)
+        bucket = make_bucket(api, maximumFileSize=SIZE + 1)
+        client = Client().set_endpoint(server.endpoint).set_project(project.id).set_key(project.key)
+        file_id = Storage(client).create_file(bucket["$id"], ID.unique(), InputFile.from_bytes(os.urandom(SIZE), "big.bin")).id
+        stored = max((p for p in storage.rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
+        path = f"/storage/buckets/{bucket['$id']}/files/{file_id}/download"
+        sock = _stalled_download(server.port, path, project)
+        os.truncate(stored, 1024 * 1024)
+        sock.sendall(f"GET /v1/ping HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Appwrite-Project: {project.id}\r\n\r\n".encode())
+        body = b""
+        sock.settimeout(5)
+        try:
+            while chunk := sock.recv(1 << 20):
+                body += chunk
+        except (TimeoutError, ConnectionResetError):  # reset: the ping was left unread on a closed socket
+            pass
+        sock.close()
+        assert len(body) < SIZE
+        assert b"HTTP/1.1" not in body, "the next response was read as the file's bytes"
+        time.sleep(0.3)
+        assert "stored file ended at byte" in server.log.read_text()
+    finally:
+        server.stop()

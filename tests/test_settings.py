@@ -59,6 +59,7 @@ def test_bad_values_are_reported():
     ("REDIS_TIMEOUT", "nan", "REDIS_TIMEOUT must be a finite number"),
     ("ABUSE_LOG_INTERVAL", "inf", "ABUSE_LOG_INTERVAL must be a finite number"),
     ("REALTIME_PUBLISH_RETRY_SECONDS", "inf", "REALTIME_PUBLISH_RETRY_SECONDS must be a finite number"),
+    ("STORAGE_SEND_TIMEOUT", "nan", "STORAGE_SEND_TIMEOUT must be a finite number"),
     ("REDIS_TIMEOUT", "soon", "REDIS_TIMEOUT must be a number"),
 ])
 def test_timeouts_must_be_positive_finite_seconds(name, raw, message):

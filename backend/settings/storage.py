@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from backend.settings.base import BASE_DIR, _env, _env_int
+from backend.settings.base import BASE_DIR, _env, _env_float, _env_int
 
 # --- Storage (apps.storage; README "Storage") ---------------------------------------------------
 # Where file bytes live: "local" (a directory, STORAGE_ROOT) or "s3" (any S3-compatible service
@@ -22,10 +22,13 @@ STORAGE_UPLOAD_EXPIRY = _env_int("STORAGE_UPLOAD_EXPIRY", 86400, minimum=1)  # s
 STORAGE_CLEANUP_INTERVAL = _env_int("STORAGE_CLEANUP_INTERVAL", 600, minimum=0)  # seconds; 0 = never inline
 STORAGE_LIMIT = _env_int("STORAGE_LIMIT", 30000000, minimum=1)  # bytes: default bucket maximumFileSize
 STORAGE_MAX_FILE_SIZE = _env_int("STORAGE_MAX_FILE_SIZE", 5 * 1024**3, minimum=1)  # bytes: cap on maximumFileSize
-# File bodies one ASGI process streams at once; later downloads wait for a slot (FIFO) before
-# their first byte. Bounds the memory of many slow readers (each holds one read of
+# File bodies one ASGI process streams at once; later downloads get their head and wait for a
+# slot (FIFO). Bounds the memory of many slow readers (each holds one read of
 # READ_SIZE = 256 KiB in flight); 0 = no bound.
 STORAGE_STREAMS_MAX = _env_int("STORAGE_STREAMS_MAX", 32, minimum=0)
+# Seconds a streaming download may go without its client taking a byte before it is cut off
+# (nginx's send_timeout default), so clients that stop reading cannot hold the slots; 0 = never.
+STORAGE_SEND_TIMEOUT = _env_float("STORAGE_SEND_TIMEOUT", 60.0)
 STORAGE_PREVIEW_MAX_SIZE = _env_int("STORAGE_PREVIEW_MAX_SIZE", 10 * 1024 * 1024, minimum=1)  # bytes (Appwrite: 10 MB)
 STORAGE_S3_BUCKET = _env("STORAGE_S3_BUCKET")
 STORAGE_S3_ENDPOINT_URL = _env("STORAGE_S3_ENDPOINT_URL")

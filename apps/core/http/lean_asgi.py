@@ -121,6 +121,36 @@ async def _send_response(receive, send, response: Response, head: bool) -> None:
     await send({"type": "http.response.body", "body": b""})
 
 
+class _SendWatch:
+    """Cancels the current task when no piece has gone out for ``timeout`` seconds (0: never).
+    One timer per stream, re-armed only when it fires: each piece costs one clock read."""
+
+    def __init__(self, timeout: float):
+        self.timeout, self.fired, self._handle = timeout, False, None
+        if timeout > 0:
+            self._loop = asyncio.get_running_loop()
+            self._task = asyncio.current_task()
+            self.last = self._loop.time()
+            self._handle = self._loop.call_at(self.last + timeout, self._check)
+
+    def progress(self) -> None:
+        if self._handle is not None:
+            self.last = self._loop.time()
+
+    def _check(self) -> None:
+        due = self.last + self.timeout
+        if self._loop.time() < due:
+            self._handle = self._loop.call_at(due, self._check)
+            return
+        self.fired, self._handle = True, None
+        self._task.cancel()
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+
 async def _stream_body(receive, send, stream) -> bool:
     """Send ``stream``'s pieces as body messages; False when the client disconnected first.
 
@@ -129,10 +159,13 @@ async def _stream_body(receive, send, stream) -> bool:
     of a gone client without an error, so without the watch a client that leaves right after
     the head would still have the whole file read (and a stream slot held) for nobody. The
     check runs when the stream has yielded to the loop (``apps.storage.streaming`` does so at
-    least every few pieces), which is when a reset connection is noticed."""
+    least every few pieces), which is when a reset connection is noticed. Once the stream has
+    its slot, a client that takes no byte for ``STORAGE_SEND_TIMEOUT`` seconds is cut off
+    (the response is left unfinished, so the server closes the connection)."""
     raw = SEND_BUFFERS
     gone = asyncio.ensure_future(receive())
     pieces = aiter(stream)
+    stall = first = None
     try:
         # The first piece may wait for a stream slot (STORAGE_STREAMS_MAX): a client that leaves
         # meanwhile gives up its place (and the file it holds open) at once.
@@ -143,20 +176,32 @@ async def _stream_body(receive, send, stream) -> bool:
             await asyncio.wait((first,))  # unwound: its place in the queue is given up
             return False
         chunk = first.result()
+        stall = _SendWatch(settings.STORAGE_SEND_TIMEOUT)  # from the slot on: queueing is not stalling
         while chunk is not None:
             if gone.done():
                 return False
             if chunk:
                 body = chunk if raw or type(chunk) is bytes else bytes(chunk)
                 await send({"type": "http.response.body", "body": body, "more_body": True})
+                stall.progress()
             chunk = await anext(pieces, None)
         return not gone.done()
+    except asyncio.CancelledError:
+        if stall is None or not stall.fired or asyncio.current_task().uncancel() > 0:
+            raise
+        log.info("download cut off: its client took no byte for %g s (STORAGE_SEND_TIMEOUT)", stall.timeout)
+        return False
     except ShortBody:
         # Fewer bytes than the head promised: leave the response unfinished. uvicorn and granian
         # then close the connection; Twisted (daphne) keeps it open but answers nothing more on
         # it. Finishing it would let the next response on the connection be read as file bytes.
         return False
     finally:
+        if stall is not None:
+            stall.stop()
+        if first is not None and not first.done():  # cancelled from outside while queued
+            first.cancel()
+            await asyncio.wait((first,))
         if not gone.done():
             gone.cancel()
         elif not gone.cancelled():

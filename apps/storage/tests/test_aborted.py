@@ -24,6 +24,15 @@ SIZE = 64 * 1024 * 1024  # bytes
 ABORTS = 8
 
 
+def _big_file(server, project) -> tuple[Api, str]:
+    """Upload a SIZE-byte file to a new bucket on ``server``; the API client and its download path."""
+    api = Api(server, project)
+    bucket = make_bucket(api, maximumFileSize=SIZE + 1)
+    client = Client().set_endpoint(server.endpoint).set_project(project.id).set_key(project.key)
+    file_id = Storage(client).create_file(bucket["$id"], ID.unique(), InputFile.from_bytes(os.urandom(SIZE), "big.bin")).id
+    return api, f"/storage/buckets/{bucket['$id']}/files/{file_id}/download"
+
+
 def _read_chars(pid: int) -> int:
     with open(f"/proc/{pid}/io") as fh:
         for line in fh:
@@ -61,11 +70,7 @@ def lone_asgi(request, live_env, tmp_path_factory):
 
 
 def test_a_download_abandoned_after_its_head_stops_reading_the_file(lone_asgi, project):
-    api = Api(lone_asgi, project)
-    bucket = make_bucket(api, maximumFileSize=SIZE + 1)
-    client = Client().set_endpoint(lone_asgi.endpoint).set_project(project.id).set_key(project.key)
-    file_id = Storage(client).create_file(bucket["$id"], ID.unique(), InputFile.from_bytes(os.urandom(SIZE), "big.bin")).id
-    path = f"/storage/buckets/{bucket['$id']}/files/{file_id}/download"
+    api, path = _big_file(lone_asgi, project)
     whole = api.call("GET", path, key=True, timeout=60)  # warm: page cache, pools, executor threads
     assert whole.status_code == 200 and len(whole.content) == SIZE
     pid = lone_asgi.proc.pid
@@ -112,11 +117,7 @@ def test_a_client_that_leaves_while_queued_for_a_stream_slot_gives_up_its_file(o
     queue (each has its head and its file open), then reset. Their descriptors are closed while
     the slot is still held (breaker run: 200 such clients held 200 descriptors until the slot
     freed, and at the descriptor limit downloads answered 500)."""
-    api = Api(one_slot_asgi, project)
-    bucket = make_bucket(api, maximumFileSize=SIZE + 1)
-    client = Client().set_endpoint(one_slot_asgi.endpoint).set_project(project.id).set_key(project.key)
-    file_id = Storage(client).create_file(bucket["$id"], ID.unique(), InputFile.from_bytes(os.urandom(SIZE), "big.bin")).id
-    path = f"/storage/buckets/{bucket['$id']}/files/{file_id}/download"
+    api, path = _big_file(one_slot_asgi, project)
     assert api.call("GET", path, key=True, headers={"Range": "bytes=0-99999"}).status_code == 206  # warm
     pid = one_slot_asgi.proc.pid
     holder = _stalled_download(one_slot_asgi.port, path, project)
@@ -148,12 +149,8 @@ def test_a_file_cut_short_during_its_download_ends_the_connection(adapter, daphn
     else:
         server = start_server("asgi", env)
     try:
-        api = Api(server, project)
-        bucket = make_bucket(api, maximumFileSize=SIZE + 1)
-        client = Client().set_endpoint(server.endpoint).set_project(project.id).set_key(project.key)
-        file_id = Storage(client).create_file(bucket["$id"], ID.unique(), InputFile.from_bytes(os.urandom(SIZE), "big.bin")).id
+        api, path = _big_file(server, project)
         stored = max((p for p in storage.rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
-        path = f"/storage/buckets/{bucket['$id']}/files/{file_id}/download"
         sock = _stalled_download(server.port, path, project)
         os.truncate(stored, 1024 * 1024)
         sock.sendall(f"GET /v1/ping HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Appwrite-Project: {project.id}\r\n\r\n".encode())
@@ -169,5 +166,29 @@ def test_a_file_cut_short_during_its_download_ends_the_connection(adapter, daphn
         assert b"HTTP/1.1" not in body, "the next response was read as the file's bytes"
         time.sleep(0.3)
         assert "stored file ended at byte" in server.log.read_text()
+    finally:
+        server.stop()
+
+
+def test_a_client_that_stops_reading_is_cut_off_and_frees_its_slot(live_env, tmp_path_factory, project):
+    """STORAGE_STREAMS_MAX=1, STORAGE_SEND_TIMEOUT=1: a client that reads the head and then
+    nothing holds the only slot for about a second, not for ever; the next download then gets
+    its whole body (breaker run: 32 such clients blocked every download with no time limit)."""
+    env = {**live_env, "STORAGE_STREAMS_MAX": "1", "STORAGE_SEND_TIMEOUT": "1",
+           "STORAGE_ROOT": str(tmp_path_factory.mktemp("timeout-storage"))}
+    server = start_server("asgi", env)
+    try:
+        api, path = _big_file(server, project)
+        holder = _stalled_download(server.port, path, project)
+        try:
+            started = time.monotonic()
+            whole = api.call("GET", path, key=True, timeout=30)
+            waited = time.monotonic() - started
+        finally:
+            holder.close()
+        assert whole.status_code == 200 and len(whole.content) == SIZE
+        assert waited < 20, waited  # without the timeout the holder never lets go (30 s client timeout)
+        time.sleep(0.2)
+        assert "download cut off: its client took no byte for 1 s" in server.log.read_text()
     finally:
         server.stop()

@@ -172,7 +172,7 @@ def _burst(port: int, project_id: str, stop: threading.Event, outcomes: list) ->
     while not stop.is_set():
         try:
             sock = socket.create_connection(("127.0.0.1", port), timeout=GRACE + 10)
-        except ConnectionRefusedError:
+        except (ConnectionRefusedError, ConnectionResetError):  # reset: the closing listener's backlog
             outcomes.append(("refused", time.monotonic()))
             time.sleep(0.01)
             continue

@@ -78,11 +78,7 @@ class FileStream:
 
     async def _pieces(self):
         fd, self.fd = self.fd, None
-        if fd is None and _NOWAIT:
-            path = backends.local_path(self.key)
-            if path is not None:
-                fd = await run_blocking(self.mode, _open, path)
-        if fd is not None:
+        if fd is not None:  # local storage with RWF_NOWAIT: file_response opened it
             try:
                 async for piece in _local_pieces(self.mode, fd, self.start, self.length):
                     yield piece
@@ -127,14 +123,10 @@ def _read_blocking(fd: int, buf: bytearray, offset: int) -> int:
     return os.preadv(fd, [buf], offset)
 
 
-def _open(path: str) -> int:
-    return os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-
-
 def _open_sized(path: str) -> tuple[int, int]:
     """A read-only descriptor of ``path`` and the file's size in bytes: one blocking call.
     Raises ``FileNotFoundError`` when the file is missing."""
-    fd = _open(path)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         return fd, os.fstat(fd).st_size
     except BaseException:
@@ -180,7 +172,7 @@ async def _local_pieces(mode: str, fd: int, start: int, length: int):
                 if got == 0:  # the file is shorter than recorded: the head promised more
                     raise ShortBody(f"stored file ended at byte {offset}, {end - offset} byte(s) short")
             offset += got
-            yield memoryview(buf) if got == len(buf) else memoryview(buf)[:got]
+            yield memoryview(buf)[:got]
     finally:
         os.close(fd)
 

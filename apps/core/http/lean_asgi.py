@@ -91,8 +91,8 @@ def note_server(lifespan_send) -> None:
     ``memoryview``, see ``apps.storage.streaming``) are sent: as they are under uvicorn, whose
     body ``send`` hands them to its transport's ``write()`` (asyncio and uvloop take any buffer,
     so a 256 KiB piece is not copied once more), as ``bytes`` everywhere else. The ASGI spec's
-    ``body`` is ``bytes``: daphne (Twisted: "Data must be bytes") refuses a memoryview and granian
-    2.8 copies one byte by byte. Deciding from the server actually running, not from the
+    ``body`` is ``bytes``: daphne (Twisted: "Data must be bytes") refuses a memoryview, and granian
+    2.8 converts one through pyo3's sequence extraction, item by item (read in its source). Deciding from the server actually running, not from the
     ``ASGI_SERVER`` setting, keeps ``manage.py runserver`` (daphne) and servers started by hand
     correct; a server without a lifespan gets ``bytes``."""
     global SEND_BUFFERS
@@ -192,9 +192,9 @@ async def _stream_body(receive, send, stream) -> bool:
         log.info("download cut off: its client took no byte for %g s (STORAGE_SEND_TIMEOUT)", stall.timeout)
         return False
     except ShortBody:
-        # Fewer bytes than the head promised: leave the response unfinished. uvicorn and granian
-        # then close the connection; Twisted (daphne) keeps it open but answers nothing more on
-        # it. Finishing it would let the next response on the connection be read as file bytes.
+        # Fewer bytes than the head promised: leave the response unfinished. uvicorn then closes
+        # the connection; Twisted (daphne) keeps it open but answers nothing more on it (both
+        # tested). Finishing it would let the next response on the connection be read as file bytes.
         return False
     finally:
         if stall is not None:

@@ -6,6 +6,7 @@ on the lean adapter and on Django's handler (``V1_ADAPTER=django``)."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import struct
 import sys
@@ -192,3 +193,55 @@ def test_a_client_that_stops_reading_is_cut_off_and_frees_its_slot(live_env, tmp
         assert "download cut off: its client took no byte for 1 s" in server.log.read_text()
     finally:
         server.stop()
+
+
+def test_out_of_descriptors_a_download_answers_503_not_500(live_env, tmp_path_factory, project):
+    """One stream slot held by a client that does not read, downloads queueing behind it (each
+    holds its socket and its open file), and the process's descriptor limit lowered to what it
+    uses plus about 40: when a queued download's open is the one that fails, it is refused with
+    503 general_service_unavailable (breaker run: 500s from the failed open). Should a transient
+    descriptor make the limit fall on an accept instead (no answer at all), the test skips."""
+    import json
+    import resource
+
+    env = {**live_env, "STORAGE_STREAMS_MAX": "1", "STORAGE_ROOT": str(tmp_path_factory.mktemp("fd-storage"))}
+    server = start_server("asgi", env)
+    queued, statuses, refusal = [], [], None
+    try:
+        api, path = _big_file(server, project)
+        assert api.call("GET", path, key=True, headers={"Range": "bytes=0-99999"}).status_code == 206  # warm
+        queued.append(_stalled_download(server.port, path, project))
+        time.sleep(0.3)
+        pid = server.proc.pid
+        limit = _open_fds(pid) + 41  # accept then open per download: the open reaches the limit
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (limit, limit))
+        request = (f"GET /v1{path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Appwrite-Project: {project.id}\r\n"
+                   f"X-Appwrite-Key: {project.key}\r\n\r\n").encode()
+        for _ in range(40):
+            try:
+                sock = socket.create_connection(("127.0.0.1", server.port), timeout=2)
+                queued.append(sock)
+                sock.sendall(request)
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    chunk = sock.recv(4096)
+                    if not chunk:
+                        raise ConnectionResetError("closed without an answer")
+                    head += chunk
+            except OSError as exc:  # timeout, reset: the limit fell on the accept, not on the open
+                pytest.skip(f"the descriptor limit was reached by an accept, not an open ({exc!r})")
+            status = int(head.split(b" ", 2)[1])
+            statuses.append(status)
+            if status != 200:
+                length = int(re.search(rb"content-length: (\d+)", head, re.I).group(1))
+                body = head.split(b"\r\n\r\n", 1)[1]
+                while len(body) < length:
+                    body += sock.recv(4096)
+                refusal = json.loads(body)
+                break
+    finally:
+        for sock in queued:
+            sock.close()
+        server.stop()
+    assert len(statuses) >= 15 and set(statuses[:-1]) == {200} and statuses[-1] == 503, statuses
+    assert refusal["type"] == "general_service_unavailable", refusal

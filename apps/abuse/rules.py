@@ -18,6 +18,7 @@ account.session.update      10 / 3600 s  url, ip                               o
 account.sessions.delete     100 / 3600 s url, ip                               open
 account.jwt                 120 / 60 s   url, userId                           open
 account.password            10 / 3600 s  url, ip                               closed
+account.session.token       10 / 3600 s  ip, param.userId (cleared by a 201)   closed
 rows.create                 120 / 60 s   ip, method, url, userId               open
 rows.update                 120 / 60 s   ip, method, url, userId               open
 rows.upsert                 120 / 60 s   ip, method, url, userId               open
@@ -35,7 +36,8 @@ so one budget covers every id; Appwrite also prepends the Host header, which a c
 so we leave it out), ``ip`` = the client IP (trusted-proxy aware), ``userId`` = the signed-in
 user's id (empty for guests and keys), ``method`` = the HTTP method, ``email`` = the ``email``
 parameter, trimmed and lower-cased, ``chunkId`` = the upload chunk index from ``Content-Range``
-(``start // 5 MiB``, 0 without the header). Every counter is also scoped to the project,
+(``start // 5 MiB``, 0 without the header), ``param.<name>`` = the request parameter ``<name>``
+(Appwrite's ``{param-<name>}``, e.g. ``param.userId``). Every counter is also scoped to the project,
 as Appwrite keeps its counters in each project's database.
 
 Overrides (``backend/settings/security.py``): ``ABUSE_LIMIT_MULTIPLIER`` scales every default limit;
@@ -50,7 +52,8 @@ from dataclasses import dataclass, replace
 from functools import cache
 
 URL, IP, USER_ID, METHOD, EMAIL, CHUNK_ID = "url", "ip", "userId", "method", "email", "chunkId"
-KEY_PARTS = frozenset({URL, IP, USER_ID, METHOD, EMAIL, CHUNK_ID})
+PARAM_USER_ID = "param.userId"
+KEY_PARTS = frozenset({URL, IP, USER_ID, METHOD, EMAIL, CHUNK_ID, PARAM_USER_ID})
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +97,9 @@ def _table() -> list[Rule]:
         Rule("account.jwt", 120, _MINUTE, ((URL, USER_ID),), ("POST /v1/account/jwts",)),
         # Checks the old password: a guessing oracle for whoever holds a stolen session.
         Rule("account.password", 10, _HOUR, ((URL, IP),), ("PATCH /v1/account/password",), fail_closed=True),
+        # Guessing a token or a 6-digit code for one user; a good exchange clears it.
+        Rule("account.session.token", 10, _HOUR, ((IP, PARAM_USER_ID),), ("POST /v1/account/sessions/token",),
+             reset_on=frozenset({201}), fail_closed=True),
     ]
     data = []
     for family, base, item in (("rows", _ROWS, "{rowId}"), ("documents", _DOCS, "{documentId}")):

@@ -133,6 +133,8 @@ def _part_value(ctx, part: str) -> str:
         return str(value).strip().lower()
     if part == CHUNK_ID:
         return str(chunk_index(ctx.headers.get("content-range", "")))
+    if part.startswith("param."):
+        return str(ctx.raw_params.get(part[6:], ""))
     raise KeyError(f"unknown abuse key part {part!r}")
 
 

@@ -64,3 +64,45 @@ class Session(models.Model):
 
     def __str__(self) -> str:
         return self.uid
+
+
+class Token(models.Model):
+    """A single-use secret that proves control of an account (Appwrite's tokens): magic URL, email
+    code, phone code, OAuth2 hand-off, a server-made token, email verification, password recovery.
+
+    ``type`` uses Appwrite's numbers (:class:`TokenType`). Only ``sha256(secret)`` is stored; a
+    token is deleted when it is used. Short codes (6 digits) are not unique across users, so a
+    token is always looked up through its user.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tokens")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="tokens")
+    uid = models.CharField("token ID", max_length=36)
+    type = models.PositiveSmallIntegerField()
+    secret_hash = models.CharField(max_length=64)
+    phrase = models.CharField(max_length=64, blank=True, default="")
+    ip = models.CharField(max_length=64, blank=True, default="")
+    user_agent = models.CharField(max_length=512, blank=True, default="")
+    expire = models.DateTimeField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "accounts_token"
+        constraints = [models.UniqueConstraint(fields=["project", "uid"], name="token_unique_uid")]
+        indexes = [models.Index(fields=["user", "type"], name="token_user_type_idx")]
+
+    def __str__(self) -> str:
+        return self.uid
+
+
+class TokenType(models.IntegerChoices):
+    """Appwrite's token types (``TOKEN_TYPE_*`` constants)."""
+
+    VERIFICATION = 2
+    RECOVERY = 3
+    INVITE = 4
+    MAGIC_URL = 5
+    PHONE = 6
+    OAUTH2 = 7
+    GENERIC = 8
+    EMAIL = 9

@@ -63,3 +63,16 @@ def session_model(row: dict, *, user_uid: str, current_id: int | None, secret: s
         "secret": secret,
         "mfaUpdatedAt": "",
     }
+
+
+def token_model(row: dict, *, user_uid: str, secret: str = "") -> dict:
+    """The Appwrite ``Token`` JSON ``{$id, $createdAt, userId, secret, expire, phrase}``.
+    ``secret`` is the clear secret, sent only to API-key callers (Appwrite treats it as sensitive)."""
+    return {
+        "$id": row["uid"],
+        "$createdAt": iso(as_dt(row["created_at"])),
+        "userId": user_uid,
+        "secret": secret,
+        "expire": iso(as_dt(row["expire"])),
+        "phrase": row["phrase"],
+    }

@@ -43,6 +43,14 @@ async def user_get_by_email(ctx, *, project_id: int, email: str) -> dict | None:
     )
 
 
+async def user_get_by_uid(ctx, *, project_id: int, user_uid: str) -> dict | None:
+    """The user with this public ID, or ``None``."""
+    return await ctx.db.fetchone(
+        f"SELECT {_USER_COLUMNS} FROM accounts_user u WHERE u.project_id = %s AND u.uid = %s",
+        (project_id, user_uid),
+    )
+
+
 async def user_get(ctx, *, user_id: int) -> dict | None:
     """The user by internal id, or ``None``."""
     return await ctx.db.fetchone(f"SELECT {_USER_COLUMNS} FROM accounts_user u WHERE u.id = %s", (user_id,))

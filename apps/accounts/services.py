@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.conf import settings
 from django.contrib.auth.hashers import get_hasher
 
 from apps.accounts import selectors
 from apps.accounts.tokens import new_secret
 from apps.core import cache
-from apps.core.db import UniqueViolation, now
+from apps.core.db import UniqueViolation, as_dt, now
 from apps.core.errors import AppwriteError
 from apps.core.ids import unique_id
 from apps.core.runtime import run_blocking
+from apps.projects.selectors import session_duration
 from apps.projects.services import hash_secret
 
 # A real hash of a random password: verifying against it costs what a real check costs, so an
@@ -73,11 +73,11 @@ async def user_create(ctx, *, user_uid: str, email: str, password: str, name: st
 async def session_create(ctx, *, user: dict, provider: str, factors: list[str]) -> tuple[dict, str]:
     """Create a session for ``user``; returns ``(session row, secret)``.
 
-    The session lasts ``SESSION_DURATION`` seconds (Appwrite ``auths.duration`` default).
+    The session lasts the project's session length (``auth_duration``, else ``SESSION_DURATION``).
     """
     secret = new_secret()
     created = now()
-    expire = created + dt.timedelta(seconds=settings.SESSION_DURATION)
+    expire = created + dt.timedelta(seconds=session_duration(ctx.project))
     row = await ctx.db.fetchone(
         "INSERT INTO accounts_session (project_id, user_id, uid, secret_hash, provider, provider_uid, "
         "factors, ip, user_agent, expire, created_at, updated_at) "
@@ -122,12 +122,13 @@ async def session_touch(ctx, *, session_id: int) -> None:
     )
 
 
-_USER_FIELDS = {"name", "email", "password", "prefs", "status", "password_update"}
+_USER_FIELDS = {"name", "email", "password", "prefs", "status", "password_update", "email_verification",
+                "phone_verification"}
 
 
 async def user_update(ctx, *, user_id: int, **fields) -> dict:
     """Update user columns (``name``, ``email``, ``password`` hash, ``prefs``, ``status``,
-    ``password_update``); returns the fresh row. Raises 409 ``user_email_already_exists``."""
+    ``password_update``, ``email_verification``, ``phone_verification``); returns the fresh row. Raises 409 ``user_email_already_exists``."""
     assert set(fields) <= _USER_FIELDS, fields
     sets, values = [], []
     for name, value in fields.items():
@@ -145,3 +146,42 @@ async def user_update(ctx, *, user_id: int, **fields) -> dict:
         raise AppwriteError("user_email_already_exists") from None
     await cache.invalidate(ctx, selectors.user_tag(user_id))
     return await selectors.user_get(ctx, user_id=user_id)
+
+
+async def token_create(ctx, *, user: dict, type: int, secret: str, lifetime: int, phrase: str = "") -> dict:
+    """Store a token of ``type`` (:class:`apps.accounts.models.TokenType`) for ``user``, valid for
+    ``lifetime`` seconds; only ``sha256(secret)`` is kept. Returns the token row (``uid``,
+    ``expire``...). Older unused tokens stay valid until they expire (Appwrite's behaviour)."""
+    created = now()
+    expire = created + dt.timedelta(seconds=lifetime)
+    return await ctx.db.fetchone(
+        "INSERT INTO accounts_token (project_id, user_id, uid, type, secret_hash, phrase, ip, user_agent, expire, "
+        "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING *",
+        (ctx.project["id"], user["id"], unique_id(), type, hash_secret(secret), phrase, ctx.client_ip,
+         ctx.headers.get("user-agent", "")[:512], ctx.db.dt(expire), ctx.db.dt(created)),
+    )
+
+
+async def token_consume(ctx, *, user_uid: str, secret: str, types: tuple[int, ...]) -> tuple[dict, dict]:
+    """Use up the token of one of ``types`` whose secret is ``secret``, of the user ``user_uid``;
+    returns ``(user row, token row)``. The token is deleted in the same statement that claims it,
+    so two requests racing with one secret cannot both succeed.
+
+    Raises 401 ``user_invalid_token`` for an unknown user, a wrong, used or expired secret or a
+    token of another type (Appwrite answers all of these alike).
+    """
+    user = await selectors.user_get_by_uid(ctx, project_id=ctx.project["id"], user_uid=user_uid)
+    if user is None:
+        raise AppwriteError("user_invalid_token")
+    marks = ", ".join(["%s"] * len(types))
+    token = await ctx.db.fetchone(
+        f"SELECT * FROM accounts_token WHERE user_id = %s AND secret_hash = %s AND type IN ({marks}) "
+        "ORDER BY id DESC LIMIT 1",
+        (user["id"], hash_secret(secret), *types),
+    )
+    if token is None or as_dt(token["expire"]) <= now():
+        raise AppwriteError("user_invalid_token")
+    claimed = await ctx.db.fetchone("DELETE FROM accounts_token WHERE id = %s RETURNING id", (token["id"],))
+    if claimed is None:  # used by a concurrent request a moment ago
+        raise AppwriteError("user_invalid_token")
+    return user, token

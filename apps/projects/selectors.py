@@ -20,8 +20,19 @@ _projects: dict[str, tuple[dict, float]] = {}
 _MAX_CACHED = 10_000
 
 
+_PROJECT_COLUMNS = (
+    "id, uid, name, auth_limit, auth_max_sessions, auth_duration, auth_password_history, "
+    "auth_password_dictionary, auth_password_min_length, auth_personal_data_check, auth_session_alerts, "
+    "auth_invalidate_sessions, auth_mock_numbers, auth_email_password, auth_magic_url, auth_email_otp, "
+    "auth_anonymous, auth_invites, auth_jwt, auth_phone, memberships_user_name, memberships_user_email, "
+    "memberships_mfa, memberships_user_id, memberships_user_phone, memberships_user_accessed_at"
+)
+
+
 async def project_resolve(ctx, project_uid: str) -> dict | None:
-    """The project row ``{id, uid, name}`` for a public project ID, or ``None``."""
+    """The project row for a public project ID, or ``None``: ``id``, ``uid``, ``name`` and the
+    authentication settings (``auth_*``, ``memberships_*`` columns of
+    :class:`apps.projects.models.Project`; booleans as ``bool``, ``auth_mock_numbers`` decoded)."""
     if len(project_uid) > 36:
         return None
     ttl = settings.PROJECT_CACHE_TTL
@@ -30,12 +41,35 @@ async def project_resolve(ctx, project_uid: str) -> dict | None:
         hit = _projects.get(project_uid)
         if hit is not None and hit[1] > now:
             return hit[0]
-    row = await ctx.db.fetchone("SELECT id, uid, name FROM projects_project WHERE uid = %s", (project_uid,))
+    row = await ctx.db.fetchone(f"SELECT {_PROJECT_COLUMNS} FROM projects_project WHERE uid = %s", (project_uid,))
+    if row is not None:
+        _decode_settings(row)
     if row is not None and ttl:
         if len(_projects) >= _MAX_CACHED:
             _projects.clear()
         _projects[project_uid] = (row, now + ttl)
     return row
+
+
+def _decode_settings(row: dict) -> None:
+    from apps.core.db import as_json
+
+    for name in _BOOLEANS:
+        row[name] = bool(row[name])  # SQLite returns 0/1
+    row["auth_mock_numbers"] = as_json(row["auth_mock_numbers"]) or []
+
+
+_BOOLEANS = frozenset({
+    "auth_password_dictionary", "auth_personal_data_check", "auth_session_alerts", "auth_invalidate_sessions",
+    "auth_email_password", "auth_magic_url", "auth_email_otp", "auth_anonymous", "auth_invites", "auth_jwt",
+    "auth_phone", "memberships_user_name", "memberships_user_email", "memberships_mfa", "memberships_user_id",
+    "memberships_user_phone", "memberships_user_accessed_at",
+})
+
+
+def session_duration(project: dict) -> int:
+    """Seconds a new session of ``project`` lasts: its ``auth_duration``, else ``SESSION_DURATION``."""
+    return project.get("auth_duration") or settings.SESSION_DURATION
 
 
 async def origin_allowed(ctx, origin: str, project: dict | None) -> bool:

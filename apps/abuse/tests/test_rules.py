@@ -28,6 +28,7 @@ APPWRITE_DEFAULTS = {
     "account.sessions.delete": (100, 3600, ("url", "ip")),
     "account.jwt": (120, 60, ("url", "userId")),
     "account.password": (10, 3600, ("url", "ip")),
+    "account.session.token": (10, 3600, ("ip", "param.userId")),
     **{f"{f}.{a}": (120, 60, ("ip", "method", "url", "userId"))
        for f in ("rows", "documents") for a in ("create", "update", "upsert")},
     "rows.delete": (60, 60, ("ip", "method", "url", "userId")),
@@ -53,7 +54,8 @@ def test_table_has_exactly_the_documented_rules():
 
 def test_fail_modes_and_reset():
     closed = {n for n, r in rules.DEFAULT_RULES.items() if r.fail_closed}
-    assert closed == {"account.session.email", "account.password"}
+    assert closed == {"account.session.email", "account.password", "account.session.token"}
+    assert rules.DEFAULT_RULES["account.session.token"].reset_on == {201}
     assert rules.DEFAULT_RULES["account.session.email"].reset_on == {201}
 
 

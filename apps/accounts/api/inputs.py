@@ -42,6 +42,11 @@ class EmailSessionCreate(Strict):
     duration: Annotated[int, Field(ge=0, le=31536000)] | None = None
 
 
+class TokenSessionCreate(Strict):
+    userId: IdParam
+    secret: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+
+
 class Empty(Strict):
     pass
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from apps.accounts import selectors, services
 from apps.accounts.api.cookies import clear_session_cookies, set_session_cookies
+from apps.accounts.models import TokenType
 from apps.accounts.responses import session_model
 from apps.accounts.tokens import encode_jwt, encode_session_token
 from apps.core.db import as_dt
@@ -37,6 +38,33 @@ async def session_create_email(ctx):
 async def session_create_anonymous(ctx):
     user = await services.user_create(ctx, user_uid=unique_id(), email="", password="", name="")
     session, secret = await services.session_create(ctx, user=user, provider="anonymous", factors=["anonymous"])
+    return await _session_response(ctx, user, session, secret)
+
+
+# Token type -> (session provider, factors, the verification flag the token proves). Appwrite's
+# ``POST /account/sessions/token``: magic URLs and email codes prove the email, phone codes the
+# phone; a server-made token proves nothing. Verification, recovery and invitation tokens are
+# never exchanged for a session.
+TOKEN_SESSIONS: dict[int, tuple[str, list[str], str | None]] = {
+    TokenType.MAGIC_URL: ("magic-url", ["email"], "email_verification"),
+    TokenType.EMAIL: ("token", ["email"], "email_verification"),
+    TokenType.PHONE: ("phone", ["phone"], "phone_verification"),
+    TokenType.GENERIC: ("token", ["token"], None),
+}
+
+
+async def session_create_token(ctx):
+    """``POST /account/sessions/token``: exchange ``userId`` + ``secret`` of a sign-in token for a
+    session (201 Session + cookies). Raises 401 ``user_invalid_token`` (unknown user, wrong, used
+    or expired secret), 403 ``user_blocked``."""
+    p = ctx.params
+    user, token = await services.token_consume(ctx, user_uid=p.userId, secret=p.secret, types=tuple(TOKEN_SESSIONS))
+    if not user["status"]:
+        raise AppwriteError("user_blocked")
+    provider, factors, proves = TOKEN_SESSIONS[token["type"]]
+    if proves and not user[proves]:
+        user = await services.user_update(ctx, user_id=user["id"], **{proves: True})
+    session, secret = await services.session_create(ctx, user=user, provider=provider, factors=factors)
     return await _session_response(ctx, user, session, secret)
 
 

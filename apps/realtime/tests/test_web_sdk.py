@@ -5,24 +5,19 @@ receives an account event (its own prefs update through the SDK) and a row event
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import threading
-from pathlib import Path
 
 import pytest
 from django.conf import settings
 
 from apps.realtime.tests.test_live_delivery import publish, row
+from tests.websdk import NODE_DIR, require_node
 
-NODE_DIR = Path(__file__).parent / "node"
 
-
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 @pytest.mark.skipif(not settings.REDIS_URL, reason="the row event is published from this process: needs REDIS_URL")
 def test_web_sdk_realtime_receives_events(rt_server, rt_api):
-    if not (NODE_DIR / "node_modules" / "appwrite").is_dir():
-        pytest.skip(f"run `npm ci` in {NODE_DIR} first (.ci/test does)")
+    require_node()
     user, token = rt_api.signup()
     proc = subprocess.Popen(
         ["node", "realtime.mjs", rt_server.endpoint, rt_api.project.id, token, "db1", "t1"],

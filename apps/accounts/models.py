@@ -51,8 +51,8 @@ class Session(models.Model):
     provider = models.CharField(max_length=32, default="email")
     provider_uid = models.CharField(max_length=320, blank=True, default="")
     # OAuth2 sessions: the provider's tokens, encrypted at rest (apps.accounts.oauth2.crypto).
-    provider_access_token = models.TextField(blank=True, default="")
-    provider_refresh_token = models.TextField(blank=True, default="")
+    provider_access_token = models.TextField(blank=True, db_default="")
+    provider_refresh_token = models.TextField(blank=True, db_default="")
     provider_access_token_expiry = models.DateTimeField(null=True, blank=True)
     factors = models.JSONField(default=list, blank=True)
     ip = models.CharField(max_length=64, blank=True, default="")

@@ -1,6 +1,6 @@
 """The account routes (contract §3): one declaration per endpoint."""
 
-from apps.accounts.api import account, sessions
+from apps.accounts.api import account, identities, sessions
 from apps.accounts.api import inputs as i
 from apps.core.http.endpoint import Endpoint
 
@@ -46,4 +46,13 @@ endpoints = [
              scope="account", input=i.PrefsUpdate, response="user"),
     Endpoint("PATCH", "/account/status", account.account_update_status, "account.updateStatus",
              scope="account", input=i.Empty, response="user"),
+    # Identities: provider accounts linked by OAuth2 sign-ins.
+    Endpoint("GET", "/account/identities", identities.account_identities_list, "account.listIdentities",
+             scope="account", input=identities.IdentitiesList, response="identityList"),
+    Endpoint("DELETE", "/account/identities/{identityId}", identities.account_identity_delete,
+             "account.deleteIdentity", scope="account", input=identities.IdentityRef, status=204),
+    Endpoint("GET", "/users/identities", identities.users_identities_list, "users.listIdentities",
+             scope="users.read", input=identities.UsersIdentitiesList, response="identityList"),
+    Endpoint("DELETE", "/users/identities/{identityId}", identities.users_identity_delete,
+             "users.deleteIdentity", scope="users.write", input=identities.IdentityRef, status=204),
 ]

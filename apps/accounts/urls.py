@@ -1,6 +1,6 @@
 """The account routes (contract §3): one declaration per endpoint."""
 
-from apps.accounts.api import account, identities, sessions
+from apps.accounts.api import account, identities, oauth2, sessions
 from apps.accounts.api import inputs as i
 from apps.core.http.endpoint import Endpoint
 
@@ -55,4 +55,17 @@ endpoints = [
              scope="users.read", input=identities.UsersIdentitiesList, response="identityList"),
     Endpoint("DELETE", "/users/identities/{identityId}", identities.users_identity_delete,
              "users.deleteIdentity", scope="users.write", input=identities.IdentityRef, status=204),
+    # OAuth2 sign-in: start (browser or token flow), the provider's callback, the redirect that finishes.
+    Endpoint("GET", "/account/sessions/oauth2/{provider}", oauth2.oauth2_session_start,
+             "account.createOAuth2Session", scope="sessions.write", input=oauth2.OAuth2Start, abuse="account.oauth2",
+             status=301),
+    Endpoint("GET", "/account/tokens/oauth2/{provider}", oauth2.oauth2_token_start, "account.createOAuth2Token",
+             scope="sessions.write", input=oauth2.OAuth2Start, abuse="account.oauth2", status=301),
+    Endpoint("GET", "/account/sessions/oauth2/callback/{provider}/{projectId}", oauth2.oauth2_callback,
+             "account.getOAuth2Callback", scope=None, input=oauth2.OAuth2Callback, status=301),
+    Endpoint("POST", "/account/sessions/oauth2/callback/{provider}/{projectId}", oauth2.oauth2_callback,
+             "account.createOAuth2Callback", scope=None, input=oauth2.OAuth2Callback, status=301),
+    Endpoint("GET", "/account/sessions/oauth2/{provider}/redirect", oauth2.oauth2_redirect,
+             "account.getOAuth2Redirect", scope="public", input=oauth2.OAuth2Return, abuse="account.oauth2",
+             status=301),
 ]

@@ -84,6 +84,16 @@ for _key in OAUTH2_SECRET_KEYS:
             "OAUTH2_SECRET_KEYS must hold Fernet keys (32 url-safe base64 bytes each), e.g. from "
             "`python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'`."
         ) from None
+# The scheme://host[:port] browsers reach this API at, for the callback URL registered with
+# providers (<base>/v1/account/sessions/oauth2/callback/<provider>/<projectId>). Unset: the
+# request's own scheme and Host (set it behind a TLS-terminating proxy).
+OAUTH2_CALLBACK_BASE = _env("OAUTH2_CALLBACK_BASE").rstrip("/")
+if OAUTH2_CALLBACK_BASE:
+    from urllib.parse import urlsplit as _urlsplit
+
+    _parts = _urlsplit(OAUTH2_CALLBACK_BASE)
+    if _parts.scheme not in ("http", "https") or not _parts.netloc or _parts.path or _parts.query:
+        raise ImproperlyConfigured(f"OAUTH2_CALLBACK_BASE must be scheme://host[:port], got {OAUTH2_CALLBACK_BASE!r}")
 # Seconds one call to a provider (discovery, token, user info, keys) may take before the sign-in
 # fails with a clear error; seconds a started sign-in may take to come back from the provider.
 OAUTH2_HTTP_TIMEOUT = _env_float("OAUTH2_HTTP_TIMEOUT", 10.0, positive=True)

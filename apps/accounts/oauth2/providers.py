@@ -177,7 +177,7 @@ SPECS: dict[str, ProviderSpec] = {spec.name: spec for spec in [
     ),
     ProviderSpec(
         "discord", "Discord",
-        authorize_url="https://discord.com/oauth2/authorize",
+        authorize_url="https://discord.com/api/oauth2/authorize",
         token_url="https://discord.com/api/oauth2/token",
         userinfo_url="https://discord.com/api/users/@me",
         scopes=("identify", "email"),

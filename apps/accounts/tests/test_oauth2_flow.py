@@ -267,3 +267,32 @@ def test_embedded_default_sqlite(oidc_provider, live_env, tmp_path, django_db_bl
         assert me.status_code == 200 and me.json()["email"].startswith("hank")
     finally:
         server.stop()
+
+
+def test_readme_python_example(api, oidc_provider, django_db_blocker):
+    """The README's server-side example, run as written around the user's visit to the provider."""
+    import re
+
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text().split("## Sign in with OAuth2", 1)[1]
+    code = re.search(r"```python\n(.*?)```", readme, re.S).group(1).replace("http://127.0.0.1:8000/v1",
+                                                                             api.server.endpoint)
+    before, after = code.split("# ... redirect the user's browser", 1)
+    project = make_project(django_db_blocker, origins=("http://localhost:5173",))
+    configure_oidc(django_db_blocker, project, api.server, oidc_provider)
+    namespace = {"APPWRITE_KEY": project.key}
+    exec(before.replace('set_project("demo")', f'set_project("{project.id}")'), namespace)
+    http = requests.Session()
+    setup = OAuthSetup(api.server, project, Api(api.server, project), oidc_provider)
+    login = unique_login("readme")
+    landed = urlsplit(setup.finish(http, oidc_provider.login(http, namespace["url"], login)).headers["Location"])
+    assert landed.path == "/signed-in"
+    namespace.update(user_id=parse_qs(landed.query)["userId"][0], secret=parse_qs(landed.query)["secret"][0])
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(after.split("\n", 1)[1].replace('set_project("demo")', f'set_project("{project.id}")'), namespace)
+    assert out.getvalue().strip() == f"{login}@example.com"

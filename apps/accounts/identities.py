@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 
 from apps.accounts.oauth2 import crypto
-from apps.core.db import as_dt, now
+from apps.core.db import UniqueViolation, as_dt, now
 from apps.core.errors import AppwriteError
 from apps.core.ids import unique_id
 from apps.core.queries import parse_queries
@@ -184,6 +184,7 @@ async def identity_save(ctx, *, user_id: int, provider: str, provider_uid: str, 
                         access_token: str, refresh_token: str, expires_in: int | None) -> dict:
     """Create the user's identity for (``provider``, ``provider_uid``), or refresh its tokens
     and expiry; returns the row. Tokens are stored encrypted; ``expires_in`` is seconds from now.
+    Raises 409 ``user_already_exists`` when a concurrent sign-in linked that account first.
     """
     stamp = now()
     expiry = ctx.db.dt(stamp + dt.timedelta(seconds=expires_in)) if expires_in is not None else None
@@ -196,6 +197,13 @@ async def identity_save(ctx, *, user_id: int, provider: str, provider_uid: str, 
          provider_uid))
     if row is not None:
         return row
+    try:
+        return await _insert(ctx, user_id, provider, provider_uid, provider_email, access, refresh, expiry, stamp)
+    except UniqueViolation:  # the same provider account, linked a moment ago by a concurrent sign-in
+        raise AppwriteError("user_already_exists") from None
+
+
+async def _insert(ctx, user_id, provider, provider_uid, provider_email, access, refresh, expiry, stamp) -> dict:
     return await ctx.db.fetchone(
         "INSERT INTO accounts_identity (project_id, user_id, uid, provider, provider_uid, provider_email, "
         "provider_access_token, provider_refresh_token, provider_access_token_expiry, created_at, updated_at) "

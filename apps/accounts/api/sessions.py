@@ -6,6 +6,7 @@ from apps.accounts import selectors, services
 from apps.accounts.api.cookies import clear_session_cookies, set_session_cookies
 from apps.accounts.models import TokenType
 from apps.accounts.oauth2.handoff import unwrap as unwrap_oauth2_secret
+from apps.accounts.oauth2.sessions import session_refresh_provider_tokens
 from apps.accounts.responses import session_model
 from apps.accounts.tokens import encode_jwt, encode_session_token
 from apps.core.db import as_dt
@@ -104,6 +105,7 @@ async def session_update(ctx):
     row = await selectors.session_get(ctx, user_id=ctx.auth.user["id"], session_uid=uid)
     if row is None:
         raise AppwriteError("user_session_not_found")
+    await session_refresh_provider_tokens(ctx, session=row)  # OAuth2 sessions with a refresh token
     await services.session_touch(ctx, session_id=row["id"])
     row = await selectors.session_get(ctx, user_id=ctx.auth.user["id"], session_uid=uid)
     return json_response(session_model(row, user_uid=ctx.auth.user_id, current_id=ctx.auth.session["id"]))

@@ -155,11 +155,7 @@ async def sign_in(ctx, cfg: ProviderConfig, spec: ProviderSpec, *, code: str, ve
     meta = await metadata(ctx, cfg)
     if iss and meta.get("issuer") and iss != meta["issuer"]:
         raise ProviderError("user_oauth2_bad_request", "The authorization response comes from another issuer.")
-    auth_method = spec.token_auth
-    supported = meta.get("token_endpoint_auth_methods_supported")
-    if isinstance(supported, list) and supported and auth_method not in supported and "client_secret_post" in supported:
-        auth_method = "client_secret_post"
-    client = _client(ctx, cfg, auth_method, redirect_uri=redirect_uri)
+    client = _client(ctx, cfg, _auth_method(spec, meta), redirect_uri=redirect_uri)
     token = dict(await _call(ctx, client, "fetch_token", meta["token_endpoint"], code=code,
                              code_verifier=verifier, grant_type="authorization_code",
                              headers={"Accept": "application/json"}))
@@ -189,6 +185,15 @@ async def sign_in(ctx, cfg: ProviderConfig, spec: ProviderSpec, *, code: str, ve
     if not profile.uid:
         raise ProviderError("user_missing_id", "Missing ID from OAuth2 provider.")
     return profile, token
+
+
+def _auth_method(spec: ProviderSpec, meta: dict) -> str:
+    """The provider's client authentication, or ``client_secret_post`` when its discovery
+    document lists that and not ours."""
+    supported = meta.get("token_endpoint_auth_methods_supported")
+    if isinstance(supported, list) and supported and spec.token_auth not in supported and "client_secret_post" in supported:
+        return "client_secret_post"
+    return spec.token_auth
 
 
 async def _validate_id_token(ctx, cfg, token: dict, *, nonce: str, jwks_url: str, issuers: list[str],
@@ -233,3 +238,16 @@ def _client_secret(cfg: ProviderConfig) -> str:
         return jwt.encode({"alg": "ES256", "kid": cfg.key_id}, claims, key)
     except (JoseError, ValueError, TypeError):
         raise ProviderError("user_oauth2_unauthorized", "The stored Apple key cannot sign a client secret.") from None
+
+
+async def refresh(ctx, cfg: ProviderConfig, spec: ProviderSpec, refresh_token: str) -> dict:
+    """New provider tokens for ``refresh_token`` (RFC 6749 §6); returns the token response
+    (without a new ``refresh_token`` when the provider keeps the old one). Raises
+    :class:`ProviderError`."""
+    meta = await metadata(ctx, cfg)
+    client = _client(ctx, cfg, _auth_method(spec, meta))
+    token = dict(await _call(ctx, client, "refresh_token", meta["token_endpoint"], refresh_token=refresh_token,
+                             headers={"Accept": "application/json"}))
+    if not token.get("access_token"):
+        raise ProviderError("user_oauth2_provider_error", "The provider returned no access token.")
+    return token

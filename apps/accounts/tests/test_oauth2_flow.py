@@ -296,3 +296,28 @@ def test_readme_python_example(api, oidc_provider, django_db_blocker):
     with contextlib.redirect_stdout(out):
         exec(after.split("\n", 1)[1].replace('set_project("demo")', f'set_project("{project.id}")'), namespace)
     assert out.getvalue().strip() == f"{login}@example.com"
+
+
+def test_session_update_refreshes_provider_tokens(oauth: OAuthSetup, sql):
+    """PATCH /account/sessions/{id} of an OAuth2 session asks the provider for fresh tokens."""
+    _, r = oauth.sign_in(unique_login("refresh"))
+    token = session_token(r, oauth.project)
+    before = oauth.api.call("GET", "/account/sessions/current", session=token).json()
+    updated = oauth.api.call("PATCH", "/account/sessions/current", session=token)
+    assert updated.status_code == 200, updated.text
+    after = updated.json()
+    assert after["providerAccessToken"] and after["providerAccessToken"] != before["providerAccessToken"]
+    assert after["providerAccessTokenExpiry"] >= before["providerAccessTokenExpiry"]
+    info = requests.get(oauth.provider.issuer + "/me", timeout=10,
+                        headers={"Authorization": f"Bearer {after['providerAccessToken']}"})
+    assert info.status_code == 200
+
+    # A refresh token the provider no longer accepts: the provider's refusal, the session unchanged.
+    from apps.accounts.oauth2 import crypto
+
+    sql("UPDATE accounts_session SET provider_refresh_token = %s WHERE uid = %s",
+        (crypto.encrypt("revoked-or-made-up"), after["$id"]))
+    refused = oauth.api.call("PATCH", "/account/sessions/current", session=token)
+    assert refused.status_code == 400 and refused.json()["type"] == "user_oauth2_bad_request", refused.text
+    still = oauth.api.call("GET", "/account/sessions/current", session=token).json()
+    assert still["providerAccessToken"] == after["providerAccessToken"]

@@ -13,6 +13,14 @@ COPY requirements.txt /tmp/requirements.txt
 RUN /opt/venv/bin/pip install -r /tmp/requirements.txt
 
 
+# The Avatars icon sets (npm packages, apps/avatars/assets) from their lockfile; only the files
+# are copied into the runtime image, no Node.
+FROM node:20-bookworm-slim AS icons
+WORKDIR /icons
+COPY apps/avatars/assets/package.json apps/avatars/assets/package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+
+
 FROM python:3.13-slim-bookworm
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
@@ -30,6 +38,7 @@ COPY --from=build /opt/venv /opt/venv
 WORKDIR /app
 # Code and static files stay owned by root: the app user can read, not change them.
 COPY . /app
+COPY --from=icons /icons/node_modules /app/apps/avatars/assets/node_modules
 RUN python manage.py collectstatic --noinput
 USER app
 EXPOSE 8000

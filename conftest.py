@@ -22,6 +22,8 @@ import pytest
 import requests
 
 ROOT = Path(__file__).resolve().parent
+# Local peers (NTP, TLS, ClamAV, an HTTP origin, a GeoIP database) and the servers that use them.
+pytest_plugins = ["tests.peers"]
 ARTIFACTS = ROOT / "artifacts"
 
 

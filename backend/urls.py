@@ -11,9 +11,12 @@ from django.urls import path, re_path
 from django.views.generic import RedirectView
 
 from apps.accounts.urls import endpoints as account_endpoints
+from apps.avatars.urls import endpoints as avatar_endpoints
 from apps.core.http.endpoint import Router
 from apps.core.urls import endpoints as core_endpoints
 from apps.databases.urls import endpoints as database_endpoints
+from apps.health.urls import endpoints as health_endpoints
+from apps.locale.urls import endpoints as locale_endpoints
 from apps.storage.urls import endpoints as storage_endpoints
 
 
@@ -29,6 +32,9 @@ v1_router = Router([
     *account_endpoints,
     *storage_endpoints,
     *database_endpoints,
+    *health_endpoints,
+    *locale_endpoints,
+    *avatar_endpoints,
     *(_bench_endpoints() if settings.BENCH_APP else []),
 ])
 

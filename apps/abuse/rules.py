@@ -30,6 +30,8 @@ documents.upsert            120 / 60 s   ip, method, url, userId               o
 documents.delete            60 / 60 s    ip, method, url, userId               open
 files.create                60 / 60 s    ip, method, url, userId, chunkId      open
 files.delete                60 / 60 s    ip, method, url, userId               open
+tokens.create               60 / 60 s    ip, method, url, userId               open
+tokens.update               60 / 60 s    ip, method, url, userId               open
 =========================== ============ ===================================== ======
 
 Key parts: ``url`` = ``/v1`` + the endpoint's route pattern (``/v1/account/sessions/{sessionId}``,
@@ -117,7 +119,11 @@ def _table() -> list[Rule]:
         Rule("files.create", 60, _MINUTE, ((IP, METHOD, URL, USER_ID, CHUNK_ID),), (f"POST {_FILES}",)),
         Rule("files.delete", 60, _MINUTE, _WRITE_KEY, (f"DELETE {_FILES}/{{fileId}}",)),
     ]
-    return account + data + files
+    tokens = [
+        Rule("tokens.create", 60, _MINUTE, _WRITE_KEY, ("POST /v1/tokens/buckets/{bucketId}/files/{fileId}",)),
+        Rule("tokens.update", 60, _MINUTE, _WRITE_KEY, ("PATCH /v1/tokens/{tokenId}",)),
+    ]
+    return account + data + files + tokens
 
 
 DEFAULT_RULES: dict[str, Rule] = {rule.name: rule for rule in _table()}

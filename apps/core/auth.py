@@ -23,6 +23,7 @@ KEY_SCOPES = frozenset({
     "columns.read", "columns.write", "indexes.read", "indexes.write",
     "documents.read", "documents.write", "rows.read", "rows.write",
     "buckets.read", "buckets.write", "files.read", "files.write", "health.read",
+    "locale.read", "avatars.read", "tokens.read", "tokens.write",
 })
 # Always granted to a valid key, as Appwrite grants them to every API key.
 KEY_BASE_SCOPES = frozenset({"global", "public", "home"})

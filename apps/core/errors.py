@@ -98,6 +98,21 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "storage_invalid_appwrite_id": (400, "The value for x-appwrite-id header is invalid."),
     "storage_invalid_range": (416, "The requested range is not satisfiable."),
     "storage_bucket_transformations_disabled": (403, "Image transformations are disabled for the requested bucket."),
+    # avatars
+    "avatar_set_not_found": (404, "The requested avatar set could not be found."),
+    "avatar_not_found": (404, "The request avatar could not be found."),
+    "avatar_image_not_found": (404, "The requested image was not found at the URL."),
+    "avatar_remote_url_failed": (404, "Failed to fetch favicon from the requested URL."),
+    "avatar_icon_not_found": (404, "The requested favicon could not be found."),
+    "avatar_svg_sanitization_failed": (400, "SVG sanitization failed."),
+    # file tokens
+    "token_not_found": (404, "The requested file token could not be found."),
+    "token_expired": (401, "The requested file token has expired."),
+    "token_resource_type_invalid": (400, "The resource type for the token is invalid."),
+    # health
+    "health_queue_size_exceeded": (503, "Queue size threshold hit."),
+    "health_certificate_expired": (404, "The SSL certificate for the specified domain has expired and is no longer valid."),
+    "health_invalid_host": (404, "Failed to establish a connection to the specified domain. Please verify the domain name and ensure that the server is running and accessible."),
 }
 
 

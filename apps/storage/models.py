@@ -91,3 +91,28 @@ class Chunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.file_id}:{self.idx}"
+
+
+class FileToken(models.Model):
+    """A token granting read access to one file (Appwrite's resource tokens, type ``files``).
+
+    No secret is stored: the secret handed to clients is a JWT signed with a key derived from
+    ``SECRET_KEY`` and naming this row (``apps.storage.filetokens``); deleting the row revokes it.
+    ``expire`` ``None`` = never; ``accessed_at`` is refreshed at most once a day.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    uid = models.CharField("token ID", max_length=36)
+    bucket = models.ForeignKey(Bucket, on_delete=models.CASCADE, related_name="+")
+    file = models.ForeignKey(File, on_delete=models.CASCADE, related_name="tokens")
+    expire = models.DateTimeField(null=True, blank=True)
+    accessed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "storage_file_token"
+        constraints = [models.UniqueConstraint(fields=["project", "uid"], name="file_token_unique_uid")]
+
+    def __str__(self) -> str:
+        return self.uid

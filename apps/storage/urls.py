@@ -1,7 +1,7 @@
 """The storage routes (contract §9): one declaration per endpoint."""
 
 from apps.core.http.endpoint import Endpoint
-from apps.storage.api import buckets, content, files
+from apps.storage.api import buckets, content, files, tokens
 from apps.storage.api import inputs as i
 
 B = "/storage/buckets/{bucketId}"
@@ -35,4 +35,16 @@ endpoints = [
              input=i.FileRef, response="any"),
     Endpoint("GET", FF + "/preview", content.file_preview, "storage.getFilePreview", scope="files.read",
              input=i.FilePreview, response="any"),
+    # The Tokens service (file tokens): API keys only.
+    Endpoint("POST", "/tokens/buckets/{bucketId}/files/{fileId}", tokens.token_create, "tokens.createFileToken",
+             scope="tokens.write", input=tokens.FileTokenCreate, abuse="tokens.create", status=201,
+             response="resourceToken"),
+    Endpoint("GET", "/tokens/buckets/{bucketId}/files/{fileId}", tokens.token_list, "tokens.list",
+             scope="tokens.read", input=tokens.FileTokenList, response="resourceTokenList"),
+    Endpoint("GET", "/tokens/{tokenId}", tokens.token_get, "tokens.get", scope="tokens.read",
+             input=tokens.TokenRef, response="resourceToken"),
+    Endpoint("PATCH", "/tokens/{tokenId}", tokens.token_update, "tokens.update", scope="tokens.write",
+             input=tokens.TokenUpdate, abuse="tokens.update", response="resourceToken"),
+    Endpoint("DELETE", "/tokens/{tokenId}", tokens.token_delete, "tokens.delete", scope="tokens.write",
+             input=tokens.TokenRef, status=204),
 ]

@@ -57,6 +57,9 @@ INSTALLED_APPS = [
     "apps.storage",
     "apps.databases",
     "apps.realtime",
+    "apps.avatars",
+    "apps.locale",
+    "apps.health",
 ]
 
 # The /v1 adapter is outermost: on /v1 the admin's middleware below it never runs.
@@ -128,6 +131,7 @@ V1_ABUSE_CHECK = "apps.abuse.services.abuse_check"
 
 from backend.settings.data import *  # noqa: E402,F403
 from backend.settings.security import *  # noqa: E402,F403
+from backend.settings.services import *  # noqa: E402,F403
 from backend.settings.serving import *  # noqa: E402,F403
 from backend.settings.storage import *  # noqa: E402,F403
 

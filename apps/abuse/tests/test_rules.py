@@ -36,6 +36,8 @@ APPWRITE_DEFAULTS = {
     "documents.delete": (60, 60, ("ip", "method", "url", "userId")),
     "files.create": (60, 60, ("ip", "method", "url", "userId", "chunkId")),
     "files.delete": (60, 60, ("ip", "method", "url", "userId")),
+    "tokens.create": (60, 60, ("ip", "method", "url", "userId")),
+    "tokens.update": (60, 60, ("ip", "method", "url", "userId")),
 }
 
 

@@ -42,13 +42,13 @@ def _disposition(kind: str, name: str) -> str:
 
 
 async def file_download(ctx):
-    _, file = await readable_file(ctx, ready=True)
+    _, file = await readable_file(ctx, ready=True, tokens=True)
     return await file_response(ctx, file, content_type=file["mime_type"] or "application/octet-stream",
                          disposition=_disposition("attachment", file["name"]))
 
 
 async def file_view(ctx):
-    _, file = await readable_file(ctx, ready=True)
+    _, file = await readable_file(ctx, ready=True, tokens=True)
     content_type = mime.inline_type(file["mime_type"] or "application/octet-stream")
     return await file_response(ctx, file, content_type=content_type, disposition=_disposition("inline", file["name"]))
 
@@ -59,7 +59,7 @@ async def file_preview(ctx):
     files 400 ``storage_file_type_unsupported``; images over ``STORAGE_PREVIEW_MAX_SIZE`` 400
     ``storage_invalid_file_size`` (README "Storage")."""
     p = ctx.params
-    bucket, file = await readable_file(ctx, ready=True)
+    bucket, file = await readable_file(ctx, ready=True, tokens=True)
     if not bucket["transformations"] and not ctx.auth.is_key:
         raise AppwriteError("storage_bucket_transformations_disabled")
     if file["mime_type"] not in preview.PREVIEWABLE:

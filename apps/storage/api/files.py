@@ -8,7 +8,7 @@ from apps.core.db import as_json
 from apps.core.errors import AppwriteError, invalid_argument
 from apps.core.http.context import UploadedPart, json_response, no_content
 from apps.core.ids import is_valid_id, resolve_id
-from apps.storage import selectors
+from apps.storage import filetokens, selectors
 from apps.storage.responses import file_model
 from apps.storage.services import files as services
 from apps.storage.services.uploads import file_upload_chunk
@@ -68,17 +68,27 @@ async def file_list(ctx):
     return json_response({"total": total if p.total else 0, "files": [file_model(r, bucket["uid"]) for r in rows]})
 
 
-async def readable_file(ctx, *, ready: bool) -> tuple[dict, dict]:
+async def readable_file(ctx, *, ready: bool, tokens: bool = False) -> tuple[dict, dict]:
     """``(bucket, file)`` the caller may read (Appwrite Files/Get.php): 401 ``user_unauthorized``
     when the bucket denies read and has no ``fileSecurity``; 404 ``storage_file_not_found`` when
-    the file is missing, unreadable, or (``ready``) not assembled yet."""
+    the file is missing, unreadable, or (``ready``) not assembled yet.
+
+    With ``tokens`` (view, download, preview), a live file token in ``?token=`` grants read of
+    its own file to anyone; a live token for another file of any bucket answers 401
+    ``user_unauthorized``; a bad, expired or deleted one is ignored (Appwrite's
+    resource-token rule). Without ``?token=`` nothing extra happens."""
     p = ctx.params
+    token = await filetokens.token_for_request(ctx, p.token) if tokens and p.token else None
     bucket = await selectors.bucket_get_usable(ctx, bucket_uid=p.bucketId)
     bucket_read = perms.allows(ctx.auth, as_json(bucket["permissions"]) or [], "read")
-    if not bucket_read and not bucket["file_security"]:
+    by_token = token is not None and token["bucket_id"] == bucket["id"]
+    if not bucket_read and not bucket["file_security"] and not by_token:
         raise AppwriteError("user_unauthorized")
     file = await selectors.file_get(ctx, bucket=bucket, file_uid=p.fileId)
-    if not bucket_read and not selectors.can_read_file(ctx.auth, bucket, as_json(file["permissions"]) or []):
+    if token is not None and token["file_id"] != file["id"]:
+        raise AppwriteError("user_unauthorized")
+    if not bucket_read and not by_token and not selectors.can_read_file(
+            ctx.auth, bucket, as_json(file["permissions"]) or []):
         raise AppwriteError("storage_file_not_found")
     if ready and file["status"] != "ready":
         raise AppwriteError("storage_file_not_found")

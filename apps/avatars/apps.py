@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class AvatarsConfig(AppConfig):
+    name = "apps.avatars"
+    label = "avatars"

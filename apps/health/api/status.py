@@ -1,0 +1,63 @@
+"""Health of the HTTP server, database, cache, pub/sub, and the server version.
+
+Appwrite's models: ``HealthStatus`` ``{name, ping, status}`` (ping in milliseconds) and
+``HealthStatusList`` ``{total, statuses}``. A failing dependency answers 500
+``general_server_error`` (Appwrite's Health module).
+"""
+
+from __future__ import annotations
+
+import time
+
+from django.conf import settings
+
+from apps.core.errors import AppwriteError
+from apps.core.http.context import json_response
+from apps.core.kv import KVUnavailable
+
+
+def _ms(started: float) -> int:
+    return round((time.perf_counter() - started) * 1000)
+
+
+def status_list(name: str, ping: int) -> dict:
+    return {"total": 1, "statuses": [{"name": name, "ping": ping, "status": "pass"}]}
+
+
+async def health(ctx):
+    return json_response({"name": "http", "ping": 0, "status": "pass"})
+
+
+async def health_version(ctx):
+    return json_response({"version": settings.APPWRITE_VERSION})
+
+
+async def health_db(ctx):
+    started = time.perf_counter()
+    try:
+        await ctx.db.fetchval("SELECT 1 AS ok")
+    except AppwriteError:
+        raise
+    except Exception:
+        raise AppwriteError("general_server_error", "Database is not available.") from None
+    return json_response(status_list("database", _ms(started)))
+
+
+async def health_cache(ctx):
+    started = time.perf_counter()
+    try:
+        await ctx.kv.ping()
+    except KVUnavailable:
+        raise AppwriteError("general_server_error", "Cache is not available.") from None
+    return json_response(status_list("cache", _ms(started)))
+
+
+async def health_pubsub(ctx):
+    """A publish on the pub/sub that carries realtime events and cache invalidation (Redis; the
+    embedded build's in-process layer always passes)."""
+    started = time.perf_counter()
+    try:
+        await ctx.kv.publish("health", b"ping")
+    except KVUnavailable:
+        raise AppwriteError("general_server_error", "Pubsub is not available.") from None
+    return json_response(status_list("pubsub", _ms(started)))

@@ -254,3 +254,16 @@ class Api:
 @pytest.fixture
 def api(asgi_server, project) -> Api:
     return Api(asgi_server, project)
+
+
+@pytest.fixture(scope="session")
+def oidc_provider():
+    """A real OpenID Connect provider (npm ``oidc-provider``, ``tests/oidc``) on a free port,
+    for the whole test session; see :class:`tests.oidc.OIDCProvider`."""
+    from tests.oidc import start_oidc_provider
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    port = free_port()
+    provider = start_oidc_provider(port, ARTIFACTS / f"oidc-provider-{port}.log")
+    yield provider
+    provider.stop()

@@ -19,6 +19,7 @@ account.sessions.delete     100 / 3600 s url, ip                               o
 account.jwt                 120 / 60 s   url, userId                           open
 account.password            10 / 3600 s  url, ip                               closed
 account.session.token       10 / 3600 s  ip, param.userId (cleared by a 201)   closed
+account.oauth2              50 / 3600 s  url, ip                               open
 rows.create                 120 / 60 s   ip, method, url, userId               open
 rows.update                 120 / 60 s   ip, method, url, userId               open
 rows.upsert                 120 / 60 s   ip, method, url, userId               open
@@ -102,6 +103,9 @@ def _table() -> list[Rule]:
         # Guessing a token or a 6-digit code for one user; a good exchange clears it.
         Rule("account.session.token", 10, _HOUR, ((IP, PARAM_USER_ID),), ("POST /v1/account/sessions/token",),
              reset_on=frozenset({201}), fail_closed=True),
+        Rule("account.oauth2", 50, _HOUR, ((URL, IP),),
+             ("GET /v1/account/sessions/oauth2/{provider}", "GET /v1/account/tokens/oauth2/{provider}",
+              "GET /v1/account/sessions/oauth2/{provider}/redirect")),
     ]
     data = []
     for family, base, item in (("rows", _ROWS, "{rowId}"), ("documents", _DOCS, "{documentId}")):

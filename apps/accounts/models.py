@@ -50,6 +50,10 @@ class Session(models.Model):
     secret_hash = models.CharField(max_length=64, unique=True)
     provider = models.CharField(max_length=32, default="email")
     provider_uid = models.CharField(max_length=320, blank=True, default="")
+    # OAuth2 sessions: the provider's tokens, encrypted at rest (apps.accounts.oauth2.crypto).
+    provider_access_token = models.TextField(blank=True, db_default="")
+    provider_refresh_token = models.TextField(blank=True, db_default="")
+    provider_access_token_expiry = models.DateTimeField(null=True, blank=True)
     factors = models.JSONField(default=list, blank=True)
     ip = models.CharField(max_length=64, blank=True, default="")
     user_agent = models.CharField(max_length=512, blank=True, default="")
@@ -106,3 +110,106 @@ class TokenType(models.IntegerChoices):
     OAUTH2 = 7
     GENERIC = 8
     EMAIL = 9
+
+
+def _provider_choices():
+    from apps.accounts.oauth2.providers import SPECS
+
+    return [(name, spec.title) for name, spec in SPECS.items()]
+
+
+class OAuthProvider(models.Model):
+    """A project's settings for one OAuth2 provider (Appwrite's ``oAuthProviders``).
+
+    ``client_secret`` holds the Fernet token of the secret (Apple: of the ``.p8`` private key),
+    never the secret itself: write it with :meth:`set_client_secret`
+    (apps.accounts.oauth2.crypto). The endpoint fields are for the generic ``oidc`` provider
+    (a discovery URL, or the three endpoints); ``tenant`` is Microsoft's, ``base_url`` a
+    self-managed GitLab's, ``team_id``/``key_id`` Apple's.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="oauth_providers")
+    provider = models.CharField(max_length=32, choices=_provider_choices)
+    enabled = models.BooleanField(default=False)
+    client_id = models.CharField("client ID", max_length=512, blank=True, default="",
+                                 help_text="The app's client ID (Apple: the Services ID).")
+    client_secret = models.TextField(blank=True, default="", editable=False)
+    discovery_url = models.URLField(
+        "discovery URL", max_length=1024, blank=True, default="",
+        help_text="OpenID Connect: the issuer's /.well-known/openid-configuration document.")
+    authorization_url = models.URLField("authorization endpoint", max_length=1024, blank=True, default="")
+    token_url = models.URLField("token endpoint", max_length=1024, blank=True, default="")
+    userinfo_url = models.URLField("user info endpoint", max_length=1024, blank=True, default="")
+    tenant = models.CharField(max_length=128, blank=True, default="",
+                              help_text="Microsoft: common, organizations, consumers or a tenant ID.")
+    base_url = models.URLField("base URL", max_length=1024, blank=True, default="",
+                               help_text="GitLab: a self-managed server (empty = https://gitlab.com).")
+    team_id = models.CharField("team ID", max_length=64, blank=True, default="", help_text="Apple")
+    key_id = models.CharField("key ID", max_length=64, blank=True, default="", help_text="Apple")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "accounts_oauthprovider"
+        verbose_name = "OAuth2 provider"
+        constraints = [models.UniqueConstraint(fields=["project", "provider"], name="oauthprovider_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.provider} ({self.project.uid})"
+
+    def set_client_secret(self, plain: str) -> None:
+        """Store ``plain`` encrypted (``""`` clears it)."""
+        from apps.accounts.oauth2.crypto import encrypt
+
+        self.client_secret = encrypt(plain)
+
+
+class Identity(models.Model):
+    """A provider account linked to a user (Appwrite's identities): one per (provider,
+    ``provider_uid``) in a project. The provider's tokens are encrypted at rest."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="identities")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="identities")
+    uid = models.CharField("identity ID", max_length=36)
+    provider = models.CharField(max_length=32)
+    provider_uid = models.CharField(max_length=2048)
+    provider_email = models.CharField(max_length=320, blank=True, default="")
+    provider_access_token = models.TextField(blank=True, default="")
+    provider_refresh_token = models.TextField(blank=True, default="")
+    provider_access_token_expiry = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "accounts_identity"
+        verbose_name_plural = "identities"
+        constraints = [
+            models.UniqueConstraint(fields=["project", "uid"], name="identity_unique_uid"),
+            models.UniqueConstraint(fields=["project", "provider", "provider_uid"], name="identity_unique_provider_uid"),
+        ]
+        indexes = [
+            models.Index(fields=["user"], name="identity_user_idx"),
+            models.Index(fields=["project", "provider_email"], name="identity_email_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.provider_uid}"
+
+
+class OAuth2State(models.Model):
+    """A sign-in that went to a provider and has not come back yet. The browser carries only a
+    random key (the OAuth2 ``state``); its SHA-256 is stored with what the flow must remember
+    (success/failure URLs, PKCE verifier, nonce). Deleted when used or expired, so a state works
+    once."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    key_hash = models.CharField(max_length=64, unique=True)
+    provider = models.CharField(max_length=32)
+    data = models.JSONField(default=dict)
+    expire = models.DateTimeField(db_index=True)
+
+    class Meta:
+        db_table = "accounts_oauth2state"
+
+    def __str__(self) -> str:
+        return f"{self.provider} sign-in until {self.expire:%Y-%m-%d %H:%M}"

@@ -6,6 +6,18 @@ from apps.core.db import as_bool, as_dt, as_json
 from apps.core.timefmt import iso
 
 
+def _clear(token: str | None) -> str:
+    """An OAuth2 provider token in clear (stored encrypted); ``""`` when none or unreadable."""
+    if not token:
+        return ""
+    from apps.accounts.oauth2.crypto import SecretUnreadable, decrypt
+
+    try:
+        return decrypt(token)
+    except SecretUnreadable:
+        return ""
+
+
 def user_model(row: dict) -> dict:
     """The Appwrite ``User`` JSON for a user row. ``prefs`` and ``targets`` are always sent
     (the Python SDK fails without ``prefs``; ``null`` fails for non-optional lists)."""
@@ -40,9 +52,9 @@ def session_model(row: dict, *, user_uid: str, current_id: int | None, secret: s
         "expire": iso(as_dt(row["expire"])),
         "provider": row["provider"],
         "providerUid": row["provider_uid"],
-        "providerAccessToken": "",
-        "providerAccessTokenExpiry": "",
-        "providerRefreshToken": "",
+        "providerAccessToken": _clear(row.get("provider_access_token")),
+        "providerAccessTokenExpiry": iso(as_dt(row.get("provider_access_token_expiry"))),
+        "providerRefreshToken": _clear(row.get("provider_refresh_token")),
         "ip": row["ip"],
         "osCode": "",
         "osName": "",

@@ -70,19 +70,31 @@ async def user_create(ctx, *, user_uid: str, email: str, password: str, name: st
     return await selectors.user_get(ctx, user_id=row["id"])
 
 
-async def session_create(ctx, *, user: dict, provider: str, factors: list[str]) -> tuple[dict, str]:
+async def session_create(ctx, *, user: dict, provider: str, factors: list[str], provider_uid: str | None = None,
+                         provider_tokens: tuple[str, str, int | None] | None = None) -> tuple[dict, str]:
     """Create a session for ``user``; returns ``(session row, secret)``.
 
     The session lasts the project's session length (``auth_duration``, else ``SESSION_DURATION``).
+    OAuth2 sessions pass the provider's user ID and ``provider_tokens`` = (access token, refresh
+    token, access token lifetime in seconds or ``None``), stored encrypted.
     """
     secret = new_secret()
     created = now()
     expire = created + dt.timedelta(seconds=session_duration(ctx.project))
+    access, refresh, expiry = "", "", None
+    if provider_tokens is not None:
+        from apps.accounts.oauth2.crypto import encrypt
+
+        access, refresh = encrypt(provider_tokens[0]), encrypt(provider_tokens[1])
+        if provider_tokens[2] is not None:
+            expiry = ctx.db.dt(created + dt.timedelta(seconds=provider_tokens[2]))
     row = await ctx.db.fetchone(
         "INSERT INTO accounts_session (project_id, user_id, uid, secret_hash, provider, provider_uid, "
+        "provider_access_token, provider_refresh_token, provider_access_token_expiry, "
         "factors, ip, user_agent, expire, created_at, updated_at) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING *",
-        (ctx.project["id"], user["id"], unique_id(), hash_secret(secret), provider, user["email"],
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING *",
+        (ctx.project["id"], user["id"], unique_id(), hash_secret(secret), provider,
+         user["email"] if provider_uid is None else provider_uid, access, refresh, expiry,
          ctx.db.json(factors), ctx.client_ip, ctx.headers.get("user-agent", "")[:512],
          ctx.db.dt(expire), ctx.db.dt(created), ctx.db.dt(created)),
     )

@@ -1,6 +1,6 @@
 """The account routes (contract §3): one declaration per endpoint."""
 
-from apps.accounts.api import account, sessions
+from apps.accounts.api import account, identities, oauth2, sessions
 from apps.accounts.api import inputs as i
 from apps.core.http.endpoint import Endpoint
 
@@ -46,4 +46,26 @@ endpoints = [
              scope="account", input=i.PrefsUpdate, response="user"),
     Endpoint("PATCH", "/account/status", account.account_update_status, "account.updateStatus",
              scope="account", input=i.Empty, response="user"),
+    # Identities: provider accounts linked by OAuth2 sign-ins.
+    Endpoint("GET", "/account/identities", identities.account_identities_list, "account.listIdentities",
+             scope="account", input=identities.IdentitiesList, response="identityList"),
+    Endpoint("DELETE", "/account/identities/{identityId}", identities.account_identity_delete,
+             "account.deleteIdentity", scope="account", input=identities.IdentityRef, status=204),
+    Endpoint("GET", "/users/identities", identities.users_identities_list, "users.listIdentities",
+             scope="users.read", input=identities.UsersIdentitiesList, response="identityList"),
+    Endpoint("DELETE", "/users/identities/{identityId}", identities.users_identity_delete,
+             "users.deleteIdentity", scope="users.write", input=identities.IdentityRef, status=204),
+    # OAuth2 sign-in: start (browser or token flow), the provider's callback, the redirect that finishes.
+    Endpoint("GET", "/account/sessions/oauth2/{provider}", oauth2.oauth2_session_start,
+             "account.createOAuth2Session", scope="sessions.write", input=oauth2.OAuth2Start, abuse="account.oauth2",
+             status=301),
+    Endpoint("GET", "/account/tokens/oauth2/{provider}", oauth2.oauth2_token_start, "account.createOAuth2Token",
+             scope="sessions.write", input=oauth2.OAuth2Start, abuse="account.oauth2", status=301),
+    Endpoint("GET", "/account/sessions/oauth2/callback/{provider}/{projectId}", oauth2.oauth2_callback,
+             "account.getOAuth2Callback", scope=None, input=oauth2.OAuth2Callback, status=301),
+    Endpoint("POST", "/account/sessions/oauth2/callback/{provider}/{projectId}", oauth2.oauth2_callback,
+             "account.createOAuth2Callback", scope=None, input=oauth2.OAuth2Callback, status=301),
+    Endpoint("GET", "/account/sessions/oauth2/{provider}/redirect", oauth2.oauth2_redirect,
+             "account.getOAuth2Redirect", scope="public", input=oauth2.OAuth2Return, abuse="account.oauth2",
+             status=301),
 ]

@@ -41,6 +41,17 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "user_jwt_invalid": (401, "The JWT token is invalid. Please check the value of the X-Appwrite-JWT header to ensure the correct token is being used."),
     "user_jwt_and_cookie_set": (403, "You can use either the JWT or the cookie session, not both at the same time."),
     "user_invalid_token": (401, "Invalid token passed in the request."),
+    # OAuth2 sign-in and identities
+    "user_identity_not_found": (404, "The identity could not be found. Please sign in with OAuth provider to create identity first."),
+    "user_oauth2_bad_request": (400, "OAuth2 provider rejected the bad request."),
+    "user_oauth2_unauthorized": (401, "OAuth2 provider rejected the unauthorized request."),
+    "user_oauth2_provider_error": (424, "OAuth2 provider returned some error."),
+    "user_missing_id": (400, "Missing ID from OAuth2 provider."),
+    "user_count_exceeded": (400, "The current project has exceeded the maximum number of users. Please check your user limit in the Appwrite console."),
+    "project_provider_disabled": (412, "The chosen OAuth provider is disabled. You can enable the OAuth provider using the Appwrite console."),
+    "project_provider_unsupported": (400, "The chosen OAuth provider is unsupported."),
+    "project_invalid_success_url": (400, "Invalid redirect URL for OAuth success."),
+    "project_invalid_failure_url": (400, "Invalid redirect URL for OAuth failure."),
     # databases
     "database_not_found": (404, "Database not found."),
     "database_already_exists": (409, "Database already exists."),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ImproperlyConfigured
 
-from backend.settings.base import _env, _env_bool, _env_float, _env_int
+from backend.settings.base import _env, _env_bool, _env_float, _env_int, _env_list
 
 # --- Abuse checks (apps.abuse; README "Rate limits") ------------------------------------------
 # Appwrite's _APP_OPTIONS_ABUSE: false/disabled = no counting, no blocking, no X-RateLimit-* headers.
@@ -68,3 +68,35 @@ PASSWORD_HASHERS = [
 # --- Accounts ---------------------------------------------------------------------------------
 SESSION_DURATION = _env_int("SESSION_DURATION", 31536000, minimum=60)  # seconds (Appwrite default)
 JWT_DEFAULT_DURATION = 900  # seconds (Appwrite contract §3)
+
+# --- OAuth2 / OpenID Connect sign-in (apps.accounts.oauth2; README "Sign in with OAuth2") -----
+# Keys that encrypt provider client secrets and provider tokens at rest (Fernet keys, comma
+# separated, newest first: the first encrypts, all of them decrypt, so a key can be rotated with
+# `manage.py oauthprovider --rotate-keys`). Unset: one key derived from SECRET_KEY.
+OAUTH2_SECRET_KEYS = _env_list("OAUTH2_SECRET_KEYS", [])
+for _key in OAUTH2_SECRET_KEYS:
+    try:
+        from cryptography.fernet import Fernet
+
+        Fernet(_key)
+    except (ValueError, TypeError):
+        raise ImproperlyConfigured(
+            "OAUTH2_SECRET_KEYS must hold Fernet keys (32 url-safe base64 bytes each), e.g. from "
+            "`python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'`."
+        ) from None
+# The scheme://host[:port] browsers reach this API at, for the callback URL registered with
+# providers (<base>/v1/account/sessions/oauth2/callback/<provider>/<projectId>). Unset: the
+# request's own scheme and Host (set it behind a TLS-terminating proxy).
+OAUTH2_CALLBACK_BASE = _env("OAUTH2_CALLBACK_BASE").rstrip("/")
+if OAUTH2_CALLBACK_BASE:
+    from urllib.parse import urlsplit as _urlsplit
+
+    _parts = _urlsplit(OAUTH2_CALLBACK_BASE)
+    if _parts.scheme not in ("http", "https") or not _parts.netloc or _parts.path or _parts.query:
+        raise ImproperlyConfigured(f"OAUTH2_CALLBACK_BASE must be scheme://host[:port], got {OAUTH2_CALLBACK_BASE!r}")
+# Seconds one call to a provider (discovery, token, user info, keys) may take before the sign-in
+# fails with a clear error; seconds a started sign-in may take to come back from the provider.
+OAUTH2_HTTP_TIMEOUT = _env_float("OAUTH2_HTTP_TIMEOUT", 10.0, positive=True)
+OAUTH2_STATE_TTL = _env_int("OAUTH2_STATE_TTL", 900, minimum=60)
+# Seconds a fetched discovery document or key set is reused (an unknown key ID refetches at once).
+OAUTH2_METADATA_TTL = _env_int("OAUTH2_METADATA_TTL", 3600, minimum=0)

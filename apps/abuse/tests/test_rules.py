@@ -29,6 +29,7 @@ APPWRITE_DEFAULTS = {
     "account.jwt": (120, 60, ("url", "userId")),
     "account.password": (10, 3600, ("url", "ip")),
     "account.session.token": (10, 3600, ("ip", "param.userId")),
+    "account.oauth2": (50, 3600, ("url", "ip")),
     **{f"{f}.{a}": (120, 60, ("ip", "method", "url", "userId"))
        for f in ("rows", "documents") for a in ("create", "update", "upsert")},
     "rows.delete": (60, 60, ("ip", "method", "url", "userId")),

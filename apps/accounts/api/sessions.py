@@ -5,6 +5,8 @@ from __future__ import annotations
 from apps.accounts import selectors, services
 from apps.accounts.api.cookies import clear_session_cookies, set_session_cookies
 from apps.accounts.models import TokenType
+from apps.accounts.oauth2.handoff import unwrap as unwrap_oauth2_secret
+from apps.accounts.oauth2.sessions import session_refresh_provider_tokens
 from apps.accounts.responses import session_model
 from apps.accounts.tokens import encode_jwt, encode_session_token
 from apps.core.db import as_dt
@@ -50,7 +52,13 @@ TOKEN_SESSIONS: dict[int, tuple[str, list[str], str | None]] = {
     TokenType.EMAIL: ("token", ["email"], "email_verification"),
     TokenType.PHONE: ("phone", ["phone"], "phone_verification"),
     TokenType.GENERIC: ("token", ["token"], None),
+    # OAuth2 token flow: the session is named after the provider, which travels with the secret
+    # (apps.accounts.oauth2.handoff); the provider already said whether the email is verified.
+    TokenType.OAUTH2: ("oauth2", ["email"], None),
 }
+
+
+_PLAIN_TYPES = tuple(t for t in TOKEN_SESSIONS if t != TokenType.OAUTH2)
 
 
 async def session_create_token(ctx):
@@ -58,10 +66,15 @@ async def session_create_token(ctx):
     session (201 Session + cookies). Raises 401 ``user_invalid_token`` (unknown user, wrong, used
     or expired secret), 403 ``user_blocked``."""
     p = ctx.params
-    user, token = await services.token_consume(ctx, user_uid=p.userId, secret=p.secret, types=tuple(TOKEN_SESSIONS))
+    # An OAuth2 token is accepted only inside its hand-off JWT, and the JWT only for an OAuth2 token.
+    handoff = unwrap_oauth2_secret(p.secret)
+    secret, types = (handoff[0], (TokenType.OAUTH2,)) if handoff else (p.secret, _PLAIN_TYPES)
+    user, token = await services.token_consume(ctx, user_uid=p.userId, secret=secret, types=types)
     if not user["status"]:
         raise AppwriteError("user_blocked")
     provider, factors, proves = TOKEN_SESSIONS[token["type"]]
+    if handoff:
+        provider = handoff[1]
     if proves and not user[proves]:
         user = await services.user_update(ctx, user_id=user["id"], **{proves: True})
     session, secret = await services.session_create(ctx, user=user, provider=provider, factors=factors)
@@ -92,6 +105,7 @@ async def session_update(ctx):
     row = await selectors.session_get(ctx, user_id=ctx.auth.user["id"], session_uid=uid)
     if row is None:
         raise AppwriteError("user_session_not_found")
+    await session_refresh_provider_tokens(ctx, session=row)  # OAuth2 sessions with a refresh token
     await services.session_touch(ctx, session_id=row["id"])
     row = await selectors.session_get(ctx, user_id=ctx.auth.user["id"], session_uid=uid)
     return json_response(session_model(row, user_uid=ctx.auth.user_id, current_id=ctx.auth.session["id"]))

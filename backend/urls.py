@@ -11,10 +11,13 @@ from django.urls import path, re_path
 from django.views.generic import RedirectView
 
 from apps.accounts.urls import endpoints as account_endpoints
+from apps.accounts.urls_users import endpoints as users_endpoints
+from apps.audit.urls import endpoints as audit_endpoints
 from apps.core.http.endpoint import Router
 from apps.core.urls import endpoints as core_endpoints
 from apps.databases.urls import endpoints as database_endpoints
 from apps.storage.urls import endpoints as storage_endpoints
+from apps.teams.urls import endpoints as team_endpoints
 
 
 def _bench_endpoints():
@@ -27,6 +30,9 @@ def _bench_endpoints():
 v1_router = Router([
     *core_endpoints,
     *account_endpoints,
+    *users_endpoints,
+    *team_endpoints,
+    *audit_endpoints,
     *storage_endpoints,
     *database_endpoints,
     *(_bench_endpoints() if settings.BENCH_APP else []),

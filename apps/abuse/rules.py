@@ -29,6 +29,7 @@ documents.upsert            120 / 60 s   ip, method, url, userId               o
 documents.delete            60 / 60 s    ip, method, url, userId               open
 files.create                60 / 60 s    ip, method, url, userId, chunkId      open
 files.delete                60 / 60 s    ip, method, url, userId               open
+teams.membership.create     10 / 3600 s  url, ip                               open
 =========================== ============ ===================================== ======
 
 Key parts: ``url`` = ``/v1`` + the endpoint's route pattern (``/v1/account/sessions/{sessionId}``,
@@ -113,7 +114,11 @@ def _table() -> list[Rule]:
         Rule("files.create", 60, _MINUTE, ((IP, METHOD, URL, USER_ID, CHUNK_ID),), (f"POST {_FILES}",)),
         Rule("files.delete", 60, _MINUTE, _WRITE_KEY, (f"DELETE {_FILES}/{{fileId}}",)),
     ]
-    return account + data + files
+    teams = [
+        # Invitations mail whoever they name: Appwrite's route default key (url, ip).
+        Rule("teams.membership.create", 10, _HOUR, ((URL, IP),), ("POST /v1/teams/{teamId}/memberships",)),
+    ]
+    return account + data + files + teams
 
 
 DEFAULT_RULES: dict[str, Rule] = {rule.name: rule for rule in _table()}

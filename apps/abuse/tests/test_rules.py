@@ -35,6 +35,7 @@ APPWRITE_DEFAULTS = {
     "documents.delete": (60, 60, ("ip", "method", "url", "userId")),
     "files.create": (60, 60, ("ip", "method", "url", "userId", "chunkId")),
     "files.delete": (60, 60, ("ip", "method", "url", "userId")),
+    "teams.membership.create": (10, 3600, ("url", "ip")),
 }
 
 

@@ -118,8 +118,8 @@ async def team_delete(ctx, *, team: dict) -> None:
 # --- memberships --------------------------------------------------------------------------------
 
 async def _membership_insert(ctx, db, *, team_id: int, user_id: int, roles: list[str], confirm: bool,
-                             secret_hash: str, at) -> str:
-    uid = unique_id()
+                             secret_hash: str, at, uid: str = "") -> str:
+    uid = uid or unique_id()
     try:
         await db.execute(
             "INSERT INTO teams_membership (project_id, team_id, user_id, uid, roles, confirm, secret_hash, invited, "
@@ -146,12 +146,22 @@ async def invitation_send(ctx, *, team: dict, membership: dict, invitee: dict, u
     raise AppwriteError("general_smtp_disabled")
 
 
+class _InTransaction:
+    """``ctx`` whose ``db`` is the open transaction, for selectors called inside it (the
+    embedded SQLite driver serialises on one connection: a read through ``ctx.db`` would wait
+    for the transaction that waits for it)."""
+
+    def __init__(self, ctx, db):
+        self.db, self.project, self.auth, self.mode = db, ctx.project, ctx.auth, ctx.mode
+
+
 async def _invitee(ctx, db, *, user_uid: str, email: str, phone: str, name: str) -> tuple[dict, bool]:
     """The user to invite and whether it was created now (Appwrite's order: userId, then email,
     then phone). Raises 404 ``user_not_found``, 409 ``user_already_exists`` (userId/email and
     phone disagree), 400 ``user_count_exceeded``."""
     from apps.accounts.users_selectors import user_by_phone
 
+    ctx = _InTransaction(ctx, db)
     project_id = ctx.project["id"]
     user = None
     if user_uid:
@@ -183,7 +193,7 @@ async def _invitee(ctx, db, *, user_uid: str, email: str, phone: str, name: str)
 
 
 async def membership_create(ctx, *, team: dict, user_uid: str, email: str, phone: str, roles: list[str],
-                            url: str, name: str) -> tuple[dict, bool]:
+                            url: str, name: str, membership_uid: str = "") -> tuple[dict, bool]:
     """Add a member to ``team`` (owners and keys only). A key's membership is confirmed at once
     and sends nothing; a session user's is an invitation the invitee accepts with the mailed
     secret (:func:`invitation_send`). An invitee without an account gets one (no password).
@@ -206,7 +216,8 @@ async def membership_create(ctx, *, team: dict, user_uid: str, email: str, phone
             raise AppwriteError("membership_already_confirmed")
         if existing is None:
             uid = await _membership_insert(ctx, tx, team_id=team["id"], user_id=invitee["id"], roles=roles,
-                                           confirm=by_key, secret_hash="" if by_key else hash_secret(secret), at=ts)
+                                           confirm=by_key, secret_hash="" if by_key else hash_secret(secret), at=ts,
+                                           uid=membership_uid)
         else:
             uid = existing["uid"]
             if by_key:

@@ -69,6 +69,7 @@ class MembershipCreate(TeamRef):
     roles: Annotated[list[MemberRole], Field(max_length=MAX_ROLES)]
     url: Annotated[str, StringConstraints(max_length=2048)] = ""
     name: Name = ""
+    membershipId: Annotated[str, StringConstraints(max_length=36)] = ""  # SDK 27: a custom membership ID
 
 
 class MembershipRef(TeamRef):

@@ -12,6 +12,7 @@ from apps.accounts.users_selectors import user_require
 from apps.core.db import as_dt
 from apps.core.errors import AppwriteError, invalid_argument
 from apps.core.http.context import json_response, no_content
+from apps.core.ids import resolve_id
 from apps.core.queries import parse_queries
 from apps.projects.selectors import origin_allowed
 from apps.teams import selectors, services
@@ -69,8 +70,9 @@ async def membership_create(ctx):
             raise AppwriteError("user_auth_method_unsupported")
         await _check_url(ctx, p.url)
     team = await selectors.team_readable(ctx, team_uid=p.teamId)
+    membership_uid = resolve_id(p.membershipId, "membershipId") if p.membershipId else ""
     row, _ = await services.membership_create(ctx, team=team, user_uid=p.userId, email=p.email, phone=p.phone,
-                                              roles=p.roles, url=p.url, name=p.name)
+                                              roles=p.roles, url=p.url, name=p.name, membership_uid=membership_uid)
     model = membership_model(row)
     await announce_membership(ctx, model, row["user_uid"], "create")
     return json_response(model, 201)

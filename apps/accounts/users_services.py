@@ -12,6 +12,7 @@ import secrets
 from apps.accounts import selectors, services
 from apps.accounts.models import TokenType
 from apps.core import cache
+from apps.core.db import ForeignKeyViolation
 from apps.core.errors import AppwriteError
 from apps.core.runtime import SYNC, run_blocking
 
@@ -58,7 +59,10 @@ async def token_create_generic(ctx, *, user: dict, length: int, expire: int) -> 
     seconds; its secret becomes a session through ``POST /account/sessions/token``. Returns
     ``(token row, secret)``."""
     secret = token_secret(length)
-    row = await services.token_create(ctx, user=user, type=TokenType.GENERIC, secret=secret, lifetime=expire)
+    try:
+        row = await services.token_create(ctx, user=user, type=TokenType.GENERIC, secret=secret, lifetime=expire)
+    except ForeignKeyViolation:  # the user was deleted by a concurrent request
+        raise AppwriteError("user_not_found") from None
     return row, secret
 
 

@@ -13,6 +13,7 @@ import orjson
 from apps.accounts import passwords, selectors, services, users_selectors, users_services
 from apps.accounts.responses import session_model, token_model, user_model
 from apps.accounts.tokens import encode_jwt, encode_session_token
+from apps.core.db import ForeignKeyViolation
 from apps.core.errors import AppwriteError, invalid_argument
 from apps.core.events import WriteEvent, announce
 from apps.core.http.context import json_response, no_content
@@ -198,7 +199,10 @@ async def user_session_create(ctx):
     user = await _user(ctx)
     if not user["status"]:
         raise AppwriteError("user_blocked")
-    session, secret = await services.session_create(ctx, user=user, provider="server", factors=["server"])
+    try:
+        session, secret = await services.session_create(ctx, user=user, provider="server", factors=["server"])
+    except ForeignKeyViolation:  # the user was deleted by a concurrent request
+        raise AppwriteError("user_not_found") from None
     model = session_model(session, user_uid=user["uid"], current_id=None,
                           secret=encode_session_token(user["uid"], secret))
     await announce(ctx, _session_event(ctx, user, session["uid"], "create", {**model, "secret": ""}))

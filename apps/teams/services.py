@@ -296,7 +296,7 @@ async def membership_accept(ctx, *, team_uid: str, membership_uid: str, user_uid
     ts = now()
     async with ctx.db.transaction() as tx:
         changed = await tx.execute(
-            "UPDATE teams_membership SET confirm = %s, joined = %s, secret_hash = '', updated_at = %s "
+            "UPDATE teams_membership SET confirm = %s, joined = %s, updated_at = %s "
             "WHERE id = %s AND NOT confirm", (True, tx.dt(ts), tx.dt(ts), membership["id"]))
         if not changed:  # a concurrent accept won, or the membership is gone
             raise AppwriteError("membership_already_confirmed")

@@ -11,6 +11,8 @@ from django.urls import path, re_path
 from django.views.generic import RedirectView
 
 from apps.accounts.urls import endpoints as account_endpoints
+from apps.accounts.urls_users import endpoints as users_endpoints
+from apps.audit.urls import endpoints as audit_endpoints
 from apps.avatars.urls import endpoints as avatar_endpoints
 from apps.core.http.endpoint import Router
 from apps.core.urls import endpoints as core_endpoints
@@ -18,6 +20,7 @@ from apps.databases.urls import endpoints as database_endpoints
 from apps.health.urls import endpoints as health_endpoints
 from apps.locale.urls import endpoints as locale_endpoints
 from apps.storage.urls import endpoints as storage_endpoints
+from apps.teams.urls import endpoints as team_endpoints
 
 
 def _bench_endpoints():
@@ -30,6 +33,9 @@ def _bench_endpoints():
 v1_router = Router([
     *core_endpoints,
     *account_endpoints,
+    *users_endpoints,
+    *team_endpoints,
+    *audit_endpoints,
     *storage_endpoints,
     *database_endpoints,
     *health_endpoints,

@@ -88,11 +88,11 @@ def stub():
     server.shutdown()
 
 
-@pytest.mark.parametrize("script", ["mix", "read", "insert100", "create", "download"])
+@pytest.mark.parametrize("script", ["mix", "read", "team-read", "insert100", "create", "download"])
 def test_script_speaks_the_contract(stub, script, tmp_path):
     seed = {"users": [{"id": "u1", "email": "u1@x.test", "password": "pw", "session": "tok-u1", "rowId": "r1"}],
             "features": {"rows": True, "files": True}, "databaseId": "db1", "tableId": "t1", "bucketId": "b1",
-            "bigFileId": "big", "rowIds": ["r1"]}
+            "bigFileId": "big", "rowIds": ["r1"], "teamRowId": "r1"}
     (tmp_path / "seed.json").write_text(json.dumps(seed))
     summary = tmp_path / "summary.json"
     env = {"BASE_URL": stub, "PROJECT_ID": "p1", "API_KEY": "k1", "SEED_FILE": str(tmp_path / "seed.json"),

@@ -32,6 +32,7 @@ files.create                60 / 60 s    ip, method, url, userId, chunkId      o
 files.delete                60 / 60 s    ip, method, url, userId               open
 tokens.create               60 / 60 s    ip, method, url, userId               open
 tokens.update               60 / 60 s    ip, method, url, userId               open
+teams.membership.create     10 / 3600 s  url, ip                               open
 =========================== ============ ===================================== ======
 
 Key parts: ``url`` = ``/v1`` + the endpoint's route pattern (``/v1/account/sessions/{sessionId}``,
@@ -123,7 +124,11 @@ def _table() -> list[Rule]:
         Rule("tokens.create", 60, _MINUTE, _WRITE_KEY, ("POST /v1/tokens/buckets/{bucketId}/files/{fileId}",)),
         Rule("tokens.update", 60, _MINUTE, _WRITE_KEY, ("PATCH /v1/tokens/{tokenId}",)),
     ]
-    return account + data + files + tokens
+    teams = [
+        # Invitations mail whoever they name: Appwrite's route default key (url, ip).
+        Rule("teams.membership.create", 10, _HOUR, ((URL, IP),), ("POST /v1/teams/{teamId}/memberships",)),
+    ]
+    return account + data + files + tokens + teams
 
 
 DEFAULT_RULES: dict[str, Rule] = {rule.name: rule for rule in _table()}

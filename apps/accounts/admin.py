@@ -1,8 +1,125 @@
-from django import forms
-from django.contrib import admin
+"""The admin of the project's users, sessions, OAuth2 providers and identities (operators, not
+the product's API).
 
-from apps.accounts.models import Identity, OAuthProvider
+Every change made here drops the affected cached sessions in every server process
+(``apps.core.cache.invalidate_sync``), like the API's own writes: a user blocked or signed out
+here is refused on their next request.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+
+from apps.accounts.models import Identity, OAuthProvider, Session, User
 from apps.accounts.oauth2.config import TEXT_FIELDS, URL_FIELDS, ConfigError, validate
+from apps.accounts.selectors import user_tag
+from apps.core.cache import invalidate_sync
+
+
+def _forget(*user_ids: int) -> None:
+    if user_ids:
+        invalidate_sync(*(user_tag(pk) for pk in set(user_ids)))
+
+
+class SessionInline(admin.TabularInline):
+    model = Session
+    extra = 0
+    can_delete = True
+    fields = ("uid", "provider", "ip", "user_agent", "created_at", "expire")
+    readonly_fields = fields
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(User)
+class UserAdmin(admin.ModelAdmin):
+    list_display = ("uid", "email", "name", "phone", "project", "status", "email_verification", "registration",
+                    "accessed_at")
+    list_filter = ("project", "status", "email_verification", "phone_verification")
+    search_fields = ("uid", "email", "name", "phone")
+    date_hierarchy = "registration"
+    readonly_fields = ("uid", "project", "password_algorithm", "registration", "password_update", "accessed_at",
+                       "created_at", "updated_at")
+    fields = ("uid", "project", "name", "email", "phone", "status", "labels", "prefs", "email_verification",
+              "phone_verification", "password_algorithm", "registration", "password_update", "accessed_at",
+              "created_at", "updated_at")
+    inlines = [SessionInline]
+    actions = ["block", "unblock", "end_sessions"]
+
+    def has_add_permission(self, request):
+        return False  # users are created through the API (or manage.py importusers)
+
+    @admin.display(description="password")
+    def password_algorithm(self, obj: User) -> str:
+        return obj.password.split("$", 1)[0] if obj.password else "(none)"
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        _forget(obj.pk)
+
+    def save_formset(self, request, form, formset, change):
+        super().save_formset(request, form, formset, change)
+        _forget(form.instance.pk)
+
+    def delete_model(self, request, obj):
+        pk = obj.pk
+        super().delete_model(request, obj)
+        _forget(pk)
+
+    def delete_queryset(self, request, queryset):
+        pks = list(queryset.values_list("pk", flat=True))
+        super().delete_queryset(request, queryset)
+        _forget(*pks)
+
+    @admin.action(description="Block the selected users (their sessions stop working)")
+    def block(self, request, queryset):
+        pks = list(queryset.values_list("pk", flat=True))
+        queryset.update(status=False)
+        _forget(*pks)
+        messages.success(request, f"Blocked {len(pks)} user(s).")
+
+    @admin.action(description="Unblock the selected users")
+    def unblock(self, request, queryset):
+        pks = list(queryset.values_list("pk", flat=True))
+        queryset.update(status=True)
+        _forget(*pks)
+        messages.success(request, f"Unblocked {len(pks)} user(s).")
+
+    @admin.action(description="End all sessions of the selected users")
+    def end_sessions(self, request, queryset):
+        pks = list(queryset.values_list("pk", flat=True))
+        count, _ = Session.objects.filter(user_id__in=pks).delete()
+        _forget(*pks)
+        messages.success(request, f"Ended {count} session(s).")
+
+
+@admin.register(Session)
+class SessionAdmin(admin.ModelAdmin):
+    list_display = ("uid", "user", "provider", "ip", "created_at", "expire")
+    list_filter = ("project", "provider")
+    search_fields = ("uid", "user__email", "user__uid", "ip")
+    readonly_fields = ("uid", "project", "user", "provider", "provider_uid", "factors", "ip", "user_agent", "expire",
+                       "created_at", "updated_at")
+    exclude = ("secret_hash",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def delete_model(self, request, obj):
+        user_id = obj.user_id
+        super().delete_model(request, obj)
+        _forget(user_id)
+
+    def delete_queryset(self, request, queryset):
+        user_ids = list(queryset.values_list("user_id", flat=True))
+        super().delete_queryset(request, queryset)
+        _forget(*user_ids)
 
 
 class OAuthProviderForm(forms.ModelForm):

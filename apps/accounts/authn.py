@@ -15,7 +15,7 @@ import orjson
 from apps.accounts import selectors
 from apps.accounts.tokens import decode_jwt, decode_session_token
 from apps.core import cache
-from apps.core.auth import KEY_BASE_SCOPES, USER_SCOPES, Auth, user_roles
+from apps.core.auth import KEY_BASE_SCOPES, USER_SCOPES, Auth, team_tag, user_roles
 from apps.core.db import as_bool, as_dt, as_json, now
 from apps.core.errors import AppwriteError
 from apps.projects.selectors import api_key_get, key_tag
@@ -54,7 +54,7 @@ def _session_token(ctx, cookies: dict[str, str]) -> str:
 
 
 def _user_auth(kind: str, row: dict) -> Auth:
-    user = {k: v for k, v in row.items() if not k.startswith("s_")}
+    user = {k: v for k, v in row.items() if not k.startswith("s_") and k != "memberships"}
     verified = as_bool(user["email_verification"]) or as_bool(user["phone_verification"])
     labels = as_json(user["labels"]) or []
     return Auth(
@@ -62,7 +62,8 @@ def _user_auth(kind: str, row: dict) -> Auth:
         user=user,
         session={"id": row["s_id"], "uid": row["s_uid"], "expire": as_dt(row["s_expire"])},
         scopes=USER_SCOPES,
-        roles=user_roles(user["uid"], verified=verified, labels=labels),
+        roles=user_roles(user["uid"], verified=verified, labels=labels,
+                         memberships=as_json(row.get("memberships")) or ()),
     )
 
 
@@ -135,7 +136,7 @@ async def authenticate(ctx) -> Auth:
         row = await selectors.session_with_user_by_uid(
             ctx, project_id=ctx.project["id"], user_uid=claims["userId"], session_uid=claims["sessionId"]
         )
-        if row is None or as_dt(row["s_expire"]) <= now():
+        if row is None or (row["s_id"] is not None and as_dt(row["s_expire"]) <= now()):
             raise AppwriteError("user_jwt_invalid")
         return _checked(_user_auth("jwt", row))
 
@@ -150,8 +151,9 @@ async def authenticate(ctx) -> Auth:
     return _checked(_user_auth("session", row))
 
 
-# (project id, session secret hash) -> the session joined with its user. Dropped in every process
-# by ``user_tag(user id)`` (apps.accounts.services: user updates, session deletes and creates).
+# (project id, session secret hash) -> the session joined with its user and the user's confirmed
+# memberships. Dropped in every process by ``user_tag(user id)`` (apps.accounts.services: user
+# updates, session deletes and creates; apps.teams.services: every membership change).
 _sessions = cache.LocalCache("sessions")
 
 
@@ -159,7 +161,14 @@ async def _session_row(ctx, secret_hash: str) -> dict | None:
     return await _sessions.fetch(
         (ctx.project["id"], secret_hash),
         lambda: selectors.session_with_user_get(ctx, project_id=ctx.project["id"], secret_hash=secret_hash),
-        lambda row: (selectors.user_tag(row["id"]),))
+        lambda row: _session_tags(ctx.project["id"], row))
+
+
+def _session_tags(project_id: int, row: dict) -> tuple[str, ...]:
+    """A cached session is dropped when its user changes (memberships included) and when one of
+    the teams it holds a role of is deleted."""
+    teams = as_json(row.get("memberships")) or ()
+    return (selectors.user_tag(row["id"]), *(team_tag(project_id, team) for team, _, _ in teams))
 
 
 def _checked(auth: Auth) -> Auth:

@@ -9,7 +9,8 @@ from apps.projects.models import Project
 
 class User(models.Model):
     """A project's user. ``email`` is stored lower-cased (``""`` for anonymous users) and is
-    unique per project; ``password`` is a Django hasher string (``""`` = no password)."""
+    unique per project, like ``phone`` (E.164, ``""`` for none); ``password`` is a Django hasher
+    string (``""`` = no password; imported algorithms in ``apps.accounts.hashers``)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="users")
     uid = models.CharField("user ID", max_length=36)
@@ -34,6 +35,9 @@ class User(models.Model):
             models.UniqueConstraint(fields=["project", "uid"], name="user_unique_uid"),
             models.UniqueConstraint(
                 fields=["project", "email"], condition=~models.Q(email=""), name="user_unique_email"
+            ),
+            models.UniqueConstraint(
+                fields=["project", "phone"], condition=~models.Q(phone=""), name="user_unique_phone"
             ),
         ]
 

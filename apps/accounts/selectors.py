@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from apps.core.auth import memberships_sql
+
 _USER_COLUMNS = (
     "u.id, u.project_id, u.uid, u.email, u.name, u.password, u.status, u.labels, u.prefs, "
     "u.email_verification, u.phone, u.phone_verification, u.registration, u.password_update, "
@@ -15,10 +17,13 @@ def user_tag(user_id: int) -> str:
 
 
 async def session_with_user_get(ctx, *, project_id: int, secret_hash: str) -> dict | None:
-    """The session (``s_id``, ``s_uid``, ``s_expire``) joined with its user's columns, by the
-    hash of the session secret, or ``None``."""
+    """The session (``s_id``, ``s_uid``, ``s_expire``) joined with its user's columns and the
+    user's confirmed memberships (``memberships``, JSON text, see
+    :func:`apps.core.auth.memberships_sql`), by the hash of the session secret, or ``None``.
+    One query: the caller's roles come with the lookup."""
     return await ctx.db.fetchone(
-        f"SELECT s.id AS s_id, s.uid AS s_uid, s.expire AS s_expire, {_USER_COLUMNS} "
+        f"SELECT s.id AS s_id, s.uid AS s_uid, s.expire AS s_expire, {_USER_COLUMNS}, "
+        f"{memberships_sql(ctx.db.vendor)} AS memberships "
         "FROM accounts_session s JOIN accounts_user u ON u.id = s.user_id "
         "WHERE s.secret_hash = %s AND s.project_id = %s",
         (secret_hash, project_id),
@@ -26,9 +31,19 @@ async def session_with_user_get(ctx, *, project_id: int, secret_hash: str) -> di
 
 
 async def session_with_user_by_uid(ctx, *, project_id: int, user_uid: str, session_uid: str) -> dict | None:
-    """Like :func:`session_with_user_get`, by user and session IDs (JWT claims)."""
+    """Like :func:`session_with_user_get`, by user and session IDs (JWT claims). An empty
+    ``session_uid`` (a JWT made for a user with no session, Appwrite's ``POST
+    /users/{userId}/jwts``) finds the user alone, with ``s_id``/``s_expire`` ``None``."""
+    if not session_uid:
+        return await ctx.db.fetchone(
+            f"SELECT NULL AS s_id, '' AS s_uid, NULL AS s_expire, {_USER_COLUMNS}, "
+            f"{memberships_sql(ctx.db.vendor)} AS memberships "
+            "FROM accounts_user u WHERE u.project_id = %s AND u.uid = %s",
+            (project_id, user_uid),
+        )
     return await ctx.db.fetchone(
-        f"SELECT s.id AS s_id, s.uid AS s_uid, s.expire AS s_expire, {_USER_COLUMNS} "
+        f"SELECT s.id AS s_id, s.uid AS s_uid, s.expire AS s_expire, {_USER_COLUMNS}, "
+        f"{memberships_sql(ctx.db.vendor)} AS memberships "
         "FROM accounts_session s JOIN accounts_user u ON u.id = s.user_id "
         "WHERE s.project_id = %s AND s.uid = %s AND u.uid = %s",
         (project_id, session_uid, user_uid),

@@ -35,7 +35,7 @@ def _verify_password(password: str, encoded: str) -> bool:
     algorithm = encoded.split("$", 1)[0]
     try:
         return get_hasher(algorithm).verify(password, encoded)
-    except ValueError:
+    except (ValueError, KeyError, TypeError, MemoryError):  # unknown algorithm, a malformed stored form
         return False
 
 
@@ -49,25 +49,75 @@ async def password_verify(ctx, password: str, encoded: str) -> bool:
     return await run_blocking(ctx.mode, _verify_password, password, encoded)
 
 
-async def user_create(ctx, *, user_uid: str, email: str, password: str, name: str) -> dict:
-    """Create a user (``email`` already normalised; ``password`` plain or ``""``).
+async def password_check(ctx, *, user: dict, password: str) -> bool:
+    """Check ``password`` against ``user``'s stored hash (any imported algorithm, see
+    ``apps.accounts.hashers``). After a good check of a hash that is not the server's argon2
+    (an imported one, or argon2 with other parameters) the password is re-hashed with the
+    server's argon2 and stored, unless it changed meanwhile; ``passwordUpdate`` stays as it was
+    (the password did not change)."""
+    encoded = user["password"] if user else ""
+    if not await password_verify(ctx, password, encoded):
+        return False
+    if _needs_upgrade(encoded):
+        upgraded = await password_hash(ctx, password)
+        await ctx.db.execute("UPDATE accounts_user SET password = %s WHERE id = %s AND password = %s",
+                             (upgraded, user["id"], encoded))
+        await cache.invalidate(ctx, selectors.user_tag(user["id"]))
+    return True
 
-    Raises 409 ``user_already_exists`` for a taken ID or email.
-    """
-    hashed = await password_hash(ctx, password) if password else ""
-    ts = ctx.db.dt(now())
+
+def _needs_upgrade(encoded: str) -> bool:
+    algorithm = encoded.split("$", 1)[0]
     try:
-        row = await ctx.db.fetchone(
+        hasher = get_hasher(algorithm)
+    except ValueError:
+        return False
+    return hasher.algorithm != get_hasher().algorithm or hasher.must_update(encoded)
+
+
+def unique_error(exc: UniqueViolation, *, email: str = "user_already_exists", phone: str = "user_already_exists",
+                 other: str = "user_already_exists") -> AppwriteError:
+    """The 409 for a unique clash on ``accounts_user``: ``email``/``phone`` name the error type
+    for a taken email / phone number (the constraint tells which), ``other`` for a taken ID."""
+    text = exc.constraint or ""
+    if "email" in text:
+        return AppwriteError(email)
+    if "phone" in text:
+        return AppwriteError(phone)
+    return AppwriteError(other)
+
+
+async def user_create(ctx, *, user_uid: str, email: str, password: str, name: str, phone: str = "",
+                      stored_hash: str = "", db=None) -> dict:
+    """Create a user (``email`` already normalised, ``""`` for none; ``phone`` in E.164 or ``""``;
+    ``password`` plain or ``""``; or ``stored_hash``, an already stored form from
+    ``apps.accounts.passwords.imported``). ``db`` runs it inside the caller's transaction.
+
+    Raises 409 ``user_already_exists`` for a taken ID, email or phone (Appwrite's answer for all
+    three on create).
+    """
+    db = db or ctx.db
+    hashed = stored_hash or (await password_hash(ctx, password) if password else "")
+    ts = db.dt(now())
+    try:
+        row = await db.fetchone(
             "INSERT INTO accounts_user (project_id, uid, email, name, password, status, labels, prefs, "
             "email_verification, phone, phone_verification, registration, password_update, accessed_at, "
-            "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, '', %s, %s, %s, %s, %s, %s) "
+            "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
             "RETURNING id",
-            (ctx.project["id"], user_uid, email, name, hashed, True, ctx.db.json([]), ctx.db.json({}),
-             False, False, ts, ts if hashed else None, ts, ts, ts),
+            (ctx.project["id"], user_uid, email, name, hashed, True, db.json([]), db.json({}),
+             False, phone, False, ts, ts if hashed else None, ts, ts, ts),
         )
-    except UniqueViolation:
-        raise AppwriteError("user_already_exists") from None
-    return await selectors.user_get(ctx, user_id=row["id"])
+    except UniqueViolation as exc:
+        raise unique_error(exc) from None
+    return await selectors.user_get(ctx if db is ctx.db else _Tx(db), user_id=row["id"])
+
+
+class _Tx:
+    """A stand-in context whose ``db`` is a transaction (selectors read through ``ctx.db``)."""
+
+    def __init__(self, db):
+        self.db = db
 
 
 async def session_create(ctx, *, user: dict, provider: str, factors: list[str], provider_uid: str | None = None,
@@ -135,17 +185,23 @@ async def session_touch(ctx, *, session_id: int) -> None:
 
 
 _USER_FIELDS = {"name", "email", "password", "prefs", "status", "password_update", "email_verification",
-                "phone_verification"}
+                "phone_verification", "phone", "labels"}
 
 
 async def user_update(ctx, *, user_id: int, **fields) -> dict:
-    """Update user columns (``name``, ``email``, ``password`` hash, ``prefs``, ``status``,
-    ``password_update``, ``email_verification``, ``phone_verification``); returns the fresh row. Raises 409 ``user_email_already_exists``."""
+    """Update user columns (``name``, ``email``, ``phone``, ``password`` hash, ``prefs``,
+    ``labels``, ``status``, ``password_update``, ``email_verification``,
+    ``phone_verification``); returns the fresh row, or raises 404 ``user_not_found`` when the
+    user was deleted meanwhile. Every cached session of the user is dropped (roles follow
+    labels and verification at once).
+
+    Raises 409 ``user_email_already_exists`` / ``user_phone_already_exists``.
+    """
     assert set(fields) <= _USER_FIELDS, fields
     sets, values = [], []
     for name, value in fields.items():
         sets.append(f"{name} = %s")
-        if name == "prefs":
+        if name in ("prefs", "labels"):
             value = ctx.db.json(value)
         elif name == "password_update":
             value = ctx.db.dt(value)
@@ -153,11 +209,14 @@ async def user_update(ctx, *, user_id: int, **fields) -> dict:
     sets.append("updated_at = %s")
     values.append(ctx.db.dt(now()))
     try:
-        await ctx.db.execute(f"UPDATE accounts_user SET {', '.join(sets)} WHERE id = %s", (*values, user_id))
-    except UniqueViolation:
-        raise AppwriteError("user_email_already_exists") from None
+        changed = await ctx.db.execute(f"UPDATE accounts_user SET {', '.join(sets)} WHERE id = %s", (*values, user_id))
+    except UniqueViolation as exc:
+        raise unique_error(exc, email="user_email_already_exists", phone="user_phone_already_exists") from None
     await cache.invalidate(ctx, selectors.user_tag(user_id))
-    return await selectors.user_get(ctx, user_id=user_id)
+    row = await selectors.user_get(ctx, user_id=user_id) if changed else None
+    if row is None:
+        raise AppwriteError("user_not_found")
+    return row
 
 
 async def token_create(ctx, *, user: dict, type: int, secret: str, lifetime: int, phrase: str = "") -> dict:

@@ -17,7 +17,7 @@ USER_SCOPES = GUEST_SCOPES | {"account", "teams.read", "teams.write"}
 
 # Scopes an API key may hold (Appwrite app/config/scopes.php, the implemented subset).
 KEY_SCOPES = frozenset({
-    "sessions.write", "users.read", "users.write",
+    "sessions.write", "users.read", "users.write", "teams.read", "teams.write",
     "databases.read", "databases.write", "collections.read", "collections.write",
     "tables.read", "tables.write", "attributes.read", "attributes.write",
     "columns.read", "columns.write", "indexes.read", "indexes.write",
@@ -60,9 +60,44 @@ class Auth:
         return "users" if self.user else "guests"
 
 
-def user_roles(user_id: str, *, verified: bool, labels: list[str]) -> list[str]:
-    """Roles held by a signed-in user (Appwrite Documents/User.php ``getRoles``)."""
+def user_roles(user_id: str, *, verified: bool, labels: list[str], memberships: list | tuple = ()) -> list[str]:
+    """Roles held by a signed-in user (Appwrite Documents/User.php ``getRoles``): ``any``,
+    ``users``, ``users/<verified|unverified>``, ``user:<id>``, ``user:<id>/<verified|unverified>``,
+    ``label:<name>`` per label, and per confirmed membership ``team:<teamId>``,
+    ``team:<teamId>/<role>`` for each of its roles and ``member:<membershipId>``.
+
+    ``memberships`` is a list of ``[teamId, membershipId, [role, ...]]`` (confirmed ones only),
+    as :func:`memberships_sql` yields them.
+    """
     state = "verified" if verified else "unverified"
     roles = ["any", "users", f"users/{state}", f"user:{user_id}", f"user:{user_id}/{state}"]
     roles.extend(f"label:{label}" for label in labels)
+    for team, membership, team_roles in memberships:
+        roles.append(f"team:{team}")
+        roles.extend(f"team:{team}/{role}" for role in team_roles)
+        roles.append(f"member:{membership}")
     return roles
+
+
+# The user's confirmed memberships as one SQL expression over the user row alias ``u`` (a JSON
+# text array of ``[teamId, membershipId, roles]``), per database vendor. The teams app installs
+# it at startup (``TeamsConfig.ready``) so that the session lookup in ``accounts`` reads a
+# caller's team roles in its one query without ``accounts`` knowing the teams tables.
+_memberships_sql: dict[str, str] = {}
+
+
+def set_memberships_sql(by_vendor: dict[str, str]) -> None:
+    """Install the memberships expression (``{"postgresql": sql, "sqlite": sql}``)."""
+    _memberships_sql.clear()
+    _memberships_sql.update(by_vendor)
+
+
+def memberships_sql(vendor: str) -> str:
+    """The expression for ``vendor``; ``NULL`` (no memberships) when none is installed."""
+    return _memberships_sql.get(vendor, "NULL")
+
+
+def team_tag(project_id: int, team_uid: str) -> str:
+    """The cache invalidation tag (``apps.core.cache``) of every cached credential that carries
+    a role of team ``team_uid``; invalidated when the team is deleted."""
+    return f"team-roles:{project_id}:{team_uid}"

@@ -113,6 +113,19 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "health_queue_size_exceeded": (503, "Queue size threshold hit."),
     "health_certificate_expired": (404, "The SSL certificate for the specified domain has expired and is no longer valid."),
     "health_invalid_host": (404, "Failed to establish a connection to the specified domain. Please verify the domain name and ensure that the server is running and accessible."),
+    # users service, teams and memberships
+    "user_phone_already_exists": (409, "A user with the same phone number already exists in the current project."),
+    "user_auth_method_unsupported": (501, "The requested authentication method is either disabled or unsupported. Please check the supported authentication methods in the Appwrite console."),
+    "general_smtp_disabled": (503, "SMTP is disabled on your Appwrite instance. You can learn more about setting up SMTP in the docs."),
+    "database_query_order_null": (400, "The order attribute/column had a null value. Cursor pagination requires all documents/rows order attribute/column values are non-null."),
+    "team_not_found": (404, "Team with the requested ID could not be found."),
+    "team_already_exists": (409, "Team with requested ID already exists. Please choose a different ID and try again."),
+    "team_invalid_secret": (401, "The team invitation secret is invalid. Please request a new invitation and try again."),
+    "team_invite_mismatch": (401, "The invite does not belong to the current user."),
+    "team_invite_not_found": (404, "The requested team invitation could not be found."),
+    "team_membership_mismatch": (404, "The membership ID does not belong to the team ID."),
+    "membership_not_found": (404, "Membership with the requested ID could not be found."),
+    "membership_already_confirmed": (409, "Membership is already confirmed."),
 }
 
 

@@ -24,7 +24,7 @@ log = logging.getLogger("apps.core.events")
 class WriteEvent:
     """A committed write.
 
-    ``resource`` is ``"row"``, ``"file"`` or ``"account"``; ``action`` is ``"create"``,
+    ``resource`` is ``"row"``, ``"file"``, ``"account"`` (or one of the others below); ``action`` is ``"create"``,
     ``"update"``, ``"upsert"`` or ``"delete"``; ``ids`` holds the path of the resource
     (``databaseId``/``tableId``/``rowId``, ``bucketId``/``fileId``, ``userId``); ``payload`` is the
     full Appwrite model as returned by the REST API (a row in its TablesDB form, with
@@ -44,6 +44,13 @@ class WriteEvent:
       ``user:<userId>`` only.
     * ``"detail"`` - optional event-name detail, e.g. ``"prefs"`` for
       ``users.<id>.update.prefs`` (account updates).
+    * ``"audit"`` - optional: the audit log event of this write (Appwrite's ``audits.event``
+      names: ``session.create``, ``user.update``, ``membership.create``...); the audit app logs
+      it for the user ``ids["userId"]``. Events without it are not logged.
+
+    Resources besides rows, files and accounts: ``team`` (ids ``teamId``) and ``membership``
+    (``teamId``, ``membershipId``, ``userId`` of the member), delivered to ``team:<teamId>``;
+    ``session``, ``token`` and ``jwt`` (``userId``) are only logged, not published.
     """
 
     project_id: str

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from apps.core.events import WriteEvent
 
-RESOURCE_NAMES = frozenset({"rows", "documents", "files"})
+RESOURCE_NAMES = frozenset({"rows", "documents", "files", "teams", "memberships"})
 ACTIONS = ("create", "update", "upsert", "delete")
 
 
@@ -72,7 +72,8 @@ def document_payload(row: dict) -> dict:
 
 
 # Resources realtime publishes, with the IDs their channels and event names need.
-PUBLISHED = {"row": ("databaseId", "tableId", "rowId"), "file": ("bucketId", "fileId"), "account": ("userId",)}
+PUBLISHED = {"row": ("databaseId", "tableId", "rowId"), "file": ("bucketId", "fileId"), "account": ("userId",),
+             "team": ("teamId",), "membership": ("teamId", "membershipId")}
 
 
 def families_for(event: WriteEvent) -> list[Family]:
@@ -116,6 +117,20 @@ def family_names(resource: str, action: str, ids: tuple[tuple[str, str], ...],
         bucket, file = by_key["bucketId"], by_key["fileId"]
         channels = with_action_copies(["files", f"buckets.{bucket}.files", f"buckets.{bucket}.files.{file}"], action)
         return (("files", tuple(channels), tuple(event_names([("buckets", bucket), ("files", file)], action))),)
+    if resource == "team":
+        team = by_key["teamId"]
+        events = event_names([("teams", team)], action)
+        if detail:
+            events = [f"teams.{team}.{action}.{detail}", f"teams.*.{action}.{detail}", *events]
+        return (("teams", tuple(with_action_copies(["teams", f"teams.{team}"], action)), tuple(events)),)
+    if resource == "membership":
+        team, membership = by_key["teamId"], by_key["membershipId"]
+        events = event_names([("teams", team), ("memberships", membership)], action)
+        if detail:
+            events = [f"teams.{team}.memberships.{membership}.{action}.{detail}",
+                      f"teams.*.memberships.*.{action}.{detail}", *events]
+        channels = with_action_copies(["memberships", f"memberships.{membership}"], action)
+        return (("memberships", tuple(channels), tuple(events)),)
     if resource == "account":
         user = by_key["userId"]
         events = event_names([("users", user)], action)
@@ -130,6 +145,8 @@ def read_roles_for(event: WriteEvent) -> list[str] | None:
     writer's ``extra["read_roles"]``; ``None`` when the writer did not say (nobody receives it)."""
     if event.resource == "account":
         return [f"user:{event.ids['userId']}"]
+    if event.resource in ("team", "membership"):  # Appwrite: the team's members
+        return [f"team:{event.ids['teamId']}"]
     roles = event.extra.get("read_roles")
     if roles is None:
         return None

@@ -53,6 +53,8 @@ INSTALLED_APPS = [
     "apps.core",
     "apps.projects",
     "apps.accounts",
+    "apps.teams",
+    "apps.audit",
     "apps.abuse",
     "apps.storage",
     "apps.databases",

@@ -63,6 +63,14 @@ ARGON2_PARALLELISM = _env_int("ARGON2_PARALLELISM", 3, minimum=1)
 PASSWORD_HASHERS = [
     "apps.accounts.hashers.AppwriteArgon2Hasher",
     "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    # Hashes imported from other systems (Users API, manage.py importusers): verified at sign-in,
+    # then replaced by argon2 (apps/accounts/hashers.py).
+    "apps.accounts.hashers.BcryptHasher",
+    "apps.accounts.hashers.MD5Hasher",
+    "apps.accounts.hashers.ShaHasher",
+    "apps.accounts.hashers.PHPassHasher",
+    "apps.accounts.hashers.ScryptHasher",
+    "apps.accounts.hashers.ScryptModifiedHasher",
 ]
 
 # --- Accounts ---------------------------------------------------------------------------------

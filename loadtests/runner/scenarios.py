@@ -23,6 +23,8 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("ping", (), "GET /v1/ping (project header, no auth)"),
     Scenario("login", (), "POST /v1/account/sessions/email (argon2id verify per request)", open_model=False),
     Scenario("read", ("rows",), "GET one row by id with the VU's session (row permissions)"),
+    Scenario("team-read", ("rows", "teams"),
+             "GET a row readable only through team:<id>, with a member's session (team roles from the session lookup)"),
     Scenario("account", (), "GET /v1/account with the VU's session (interim authenticated read)"),
     Scenario("mix", ("rows",), "account get, row create/list(queries)/get/update, 1 KiB file up+down"),
     Scenario("insert100", ("rows",), "POST rows with a 100-row `rows` array (API key)"),

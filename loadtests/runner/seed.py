@@ -105,6 +105,7 @@ def probe(client: Client, url: str) -> dict[str, bool]:
         "rows": route_exists(client, "GET", "/tablesdb"),
         "files": route_exists(client, "GET", "/storage/buckets"),
         "bench": route_exists(client, "GET", "/bench/cpu"),
+        "teams": route_exists(client, "GET", "/teams"),
         "realtime": realtime_available(url, client.project),
     }
 
@@ -151,6 +152,24 @@ def _seed_rows(client: Client, users: list[dict]) -> None:
         list(pool.map(row, users))
 
 
+TEAM_ID, TEAM_ROW_ID = "bench-team", "team-row"
+
+
+def _seed_team(client: Client, users: list[dict]) -> None:
+    """A team with every seeded user as a member (added by the key: confirmed at once) and a row
+    that only the team may read (``read("team:bench-team")``)."""
+    c = client.call
+    _ok(c("POST", "/teams", json={"teamId": TEAM_ID, "name": "Load tests"}), 201)
+
+    def member(u):
+        _ok(c("POST", f"/teams/{TEAM_ID}/memberships", json={"userId": u["id"], "roles": ["reader"]}), 201)
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(member, users))
+    _ok(c("POST", f"/tablesdb/{DATABASE_ID}/tables/{TABLE_ID}/rows", json={
+        "rowId": TEAM_ROW_ID, "data": {"title": "team only"}, "permissions": [f'read("team:{TEAM_ID}")']}), 201)
+
+
 def _seed_files(client: Client, big_mb: int) -> None:
     c = client.call
     _ok(c("POST", "/storage/buckets", json={
@@ -188,6 +207,10 @@ def seed(client: Client, url: str, users: int, big_mb: int, log=print) -> dict:
                         session=seeded[0]["session"], json={"rowId": "unique()", "data": {"title": "probe"}})
         features["abuse"] = "x-ratelimit-limit" in {k.lower() for k in r.headers}
         log(f"seeded database/table/rows; abuse headers on row create: {features['abuse']}")
+        if features["teams"]:
+            _seed_team(client, seeded)
+            out["teamRowId"] = TEAM_ROW_ID
+            log(f"seeded team {TEAM_ID} with {len(seeded)} members and a row only it may read")
     if features["files"]:
         _seed_files(client, big_mb)
         log(f"seeded bucket and a {big_mb} MB file")

@@ -38,6 +38,7 @@ APPWRITE_DEFAULTS = {
     "files.delete": (60, 60, ("ip", "method", "url", "userId")),
     "tokens.create": (60, 60, ("ip", "method", "url", "userId")),
     "tokens.update": (60, 60, ("ip", "method", "url", "userId")),
+    "teams.membership.create": (10, 3600, ("url", "ip")),
 }
 
 

@@ -18,7 +18,7 @@ async def _announce_update(ctx, model: dict, detail: str) -> None:
     """Announce an account update (realtime channel ``account.<userId>``, event
     ``users.<userId>.update.<detail>``), after the write committed."""
     await announce(ctx, WriteEvent(ctx.project_id, "account", "update", {"userId": model["$id"]}, model,
-                                   extra={"detail": detail}))
+                                   extra={"detail": detail, "audit": "user.update"}))
 
 
 async def account_create(ctx):
@@ -26,7 +26,10 @@ async def account_create(ctx):
     user = await services.user_create(
         ctx, user_uid=resolve_id(p.userId, "userId"), email=p.email, password=p.password, name=p.name
     )
-    return json_response(user_model(user), 201)
+    model = user_model(user)
+    await announce(ctx, WriteEvent(ctx.project_id, "account", "create", {"userId": model["$id"]}, model,
+                                   extra={"audit": "user.create"}))
+    return json_response(model, 201)
 
 
 async def account_get(ctx):

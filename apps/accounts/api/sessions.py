@@ -11,8 +11,15 @@ from apps.accounts.responses import session_model
 from apps.accounts.tokens import encode_jwt, encode_session_token
 from apps.core.db import as_dt
 from apps.core.errors import AppwriteError
+from apps.core.events import WriteEvent, announce
 from apps.core.http.context import json_response, no_content
 from apps.core.ids import unique_id
+
+
+async def announce_session(ctx, user_uid: str, session_uid: str, action: str, payload: dict | None = None) -> None:
+    """The event of a session created or ended (the audit log's sign-ins and sign-outs)."""
+    await announce(ctx, WriteEvent(ctx.project_id, "session", action, {"userId": user_uid, "sessionId": session_uid},
+                                   payload or {}, extra={"audit": f"session.{action}"}))
 
 
 async def _session_response(ctx, user: dict, session: dict, secret: str):
@@ -22,13 +29,14 @@ async def _session_response(ctx, user: dict, session: dict, secret: str):
     )
     response = json_response(model, 201)
     set_session_cookies(ctx, response, token, int(as_dt(session["expire"]).timestamp()))
+    await announce_session(ctx, user["uid"], session["uid"], "create", {**model, "secret": ""})
     return response
 
 
 async def session_create_email(ctx):
     p = ctx.params
     user = await selectors.user_get_by_email(ctx, project_id=ctx.project["id"], email=p.email)
-    ok = await services.password_verify(ctx, p.password, user["password"] if user else "")
+    ok = await services.password_check(ctx, user=user, password=p.password)
     if user is None or not ok:
         raise AppwriteError("user_invalid_credentials")
     if not user["status"]:
@@ -114,6 +122,7 @@ async def session_update(ctx):
 async def session_delete(ctx):
     uid = _session_uid(ctx, ctx.params.sessionId)
     deleted = await services.session_delete(ctx, user_id=ctx.auth.user["id"], session_uid=uid)
+    await announce_session(ctx, ctx.auth.user_id, deleted["uid"], "delete")
     response = no_content()
     if deleted["id"] == ctx.auth.session["id"]:
         clear_session_cookies(ctx, response)
@@ -122,6 +131,7 @@ async def session_delete(ctx):
 
 async def sessions_delete(ctx):
     await services.sessions_delete_all(ctx, user_id=ctx.auth.user["id"])
+    await announce_session(ctx, ctx.auth.user_id, "", "delete")
     response = no_content()
     clear_session_cookies(ctx, response)
     return response
@@ -131,4 +141,6 @@ async def jwt_create(ctx):
     token = encode_jwt(
         user_uid=ctx.auth.user_id, session_uid=ctx.auth.session["uid"], duration=ctx.params.duration or 900
     )
+    await announce(ctx, WriteEvent(ctx.project_id, "jwt", "create", {"userId": ctx.auth.user_id}, {},
+                                   extra={"audit": "jwt.create"}))
     return json_response({"jwt": token}, 201)

@@ -58,10 +58,25 @@ def test_file_and_account_channels():
     assert account.events[:2] == ["users.u.update.name", "users.*.update.name"]
     assert read_roles_for(WriteEvent("p", "account", "update", {"userId": "u"}, {})) == ["user:u"]
     assert read_roles_for(WriteEvent("p", "row", "update", {}, {})) is None
-    assert families_for(WriteEvent("p", "team", "create", {}, {})) == []
+    assert families_for(WriteEvent("p", "session", "create", {}, {})) == []
     assert with_action_copies(["account.u"], "update") == ["account.u"]
     assert rewrite_account(["account", "rows"], "u9") == ["account.u9", "rows"]
     assert rewrite_account(["account"], "") == ["account"]
+
+
+def test_team_and_membership_channels():
+    (teams,) = families_for(WriteEvent("p", "team", "update", {"teamId": "t1", "userId": "u"}, {"$id": "t1"},
+                                       extra={"detail": "prefs"}))
+    assert teams.channels == ["teams", "teams.t1", "teams.update", "teams.t1.update"]
+    assert teams.events[:3] == ["teams.t1.update.prefs", "teams.*.update.prefs", "teams.t1.update"]
+    (members,) = families_for(WriteEvent("p", "membership", "update", {"teamId": "t1", "membershipId": "m1"},
+                                         {"$id": "m1"}, extra={"detail": "status"}))
+    assert members.channels == ["memberships", "memberships.m1", "memberships.update", "memberships.m1.update"]
+    assert members.events[0] == "teams.t1.memberships.m1.update.status"
+    assert "teams.t1.memberships.m1.update" in members.events and "teams.*.memberships.*.update" in members.events
+    assert read_roles_for(WriteEvent("p", "membership", "delete", {"teamId": "t1", "membershipId": "m"}, {})) == [
+        "team:t1"]
+    assert read_roles_for(WriteEvent("p", "team", "create", {"teamId": "t1"}, {})) == ["team:t1"]
 
 
 def q(method, attribute="", values=None):

@@ -94,9 +94,11 @@ async def user_create(ctx, *, user_uid: str, email: str, password: str, name: st
     ``apps.accounts.passwords.imported``). ``db`` runs it inside the caller's transaction.
 
     Raises 409 ``user_already_exists`` for a taken ID, email or phone (Appwrite's answer for all
-    three on create).
+    three on create), 409 ``user_email_already_exists`` for an email that another user signs in
+    with through an OAuth2 identity.
     """
     db = db or ctx.db
+    await _refuse_identity_email(ctx, db, email)
     hashed = stored_hash or (await password_hash(ctx, password) if password else "")
     ts = db.dt(now())
     try:
@@ -111,6 +113,20 @@ async def user_create(ctx, *, user_uid: str, email: str, password: str, name: st
     except UniqueViolation as exc:
         raise unique_error(exc) from None
     return await selectors.user_get(ctx if db is ctx.db else _Tx(db), user_id=row["id"])
+
+
+async def _refuse_identity_email(ctx, db, email: str, not_user_id: int | None = None) -> None:
+    """Appwrite keeps an email that a user's OAuth2 identity reports from being taken by another
+    account (Users create/update email, account create/update email): 409
+    ``user_email_already_exists``."""
+    if not email:
+        return
+    from apps.accounts.identities import identity_email_owner
+
+    owner = await identity_email_owner(ctx if db is ctx.db else _Tx(db), project_id=ctx.project["id"], email=email,
+                                       not_user_id=not_user_id)
+    if owner is not None:
+        raise AppwriteError("user_email_already_exists")
 
 
 class _Tx:
@@ -195,9 +211,12 @@ async def user_update(ctx, *, user_id: int, **fields) -> dict:
     user was deleted meanwhile. Every cached session of the user is dropped (roles follow
     labels and verification at once).
 
-    Raises 409 ``user_email_already_exists`` / ``user_phone_already_exists``.
+    Raises 409 ``user_email_already_exists`` (also for an email another user's OAuth2 identity
+    reports) / ``user_phone_already_exists``.
     """
     assert set(fields) <= _USER_FIELDS, fields
+    if fields.get("email"):
+        await _refuse_identity_email(ctx, ctx.db, fields["email"], not_user_id=user_id)
     sets, values = [], []
     for name, value in fields.items():
         sets.append(f"{name} = %s")

@@ -41,7 +41,9 @@ def describe(user_agent: str) -> dict[str, str]:
 
 
 def country(ip: str) -> tuple[str, str]:
-    """``(countryCode, countryName)`` of an IP address. No offline IP database is installed on
-    this server yet, so every address is ``("--", "Unknown")``, Appwrite's answer for an address
-    it cannot place."""
-    return "--", "Unknown"
+    """``(countryCode, countryName)`` of an IP address from the offline database named by
+    ``GEOIP_DATABASE`` (``apps.core.geo``); ``("--", "Unknown")`` without one or for an address
+    it cannot place, as Appwrite answers."""
+    from apps.core.geo import country_of
+
+    return country_of(ip)

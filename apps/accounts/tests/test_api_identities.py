@@ -199,3 +199,30 @@ def test_python_sdk_lists_and_deletes(request, project, identity_for, kind):
     assert Users(admin).list_identities(search="g-1").total == 1
     Users(admin).delete_identity(identity_id=ident)
     assert Account(client).list_identities().total == 0
+
+
+# An email that another user's OAuth2 identity reports cannot be taken by a new or renamed
+# account (Appwrite: 409 user_email_already_exists); nothing is stored.
+EMAIL_CLASH = [
+    ("users create", "POST", "/users", lambda uid: {"userId": "unique()", "email": "EMAIL"}, True),
+    ("account create", "POST", "/account",
+     lambda uid: {"userId": "unique()", "email": "EMAIL", "password": "password123"}, False),
+    ("users update email", "PATCH", "/users/{uid}/email", lambda uid: {"email": "EMAIL"}, True),
+]
+
+
+@pytest.mark.parametrize("case", EMAIL_CLASH, ids=[c[0] for c in EMAIL_CLASH])
+def test_an_identity_email_cannot_be_taken(api: Api, identity_for, sql, case):
+    _, method, path, body, key = case
+    owner, _ = api.signup()
+    other, _ = api.signup()
+    taken = f"gh{time.monotonic_ns()}@example.com"
+    identity_for(api, owner, "github", f"gh-{time.monotonic_ns()}", taken)
+    users_before = sql("SELECT uid, email FROM accounts_user WHERE project_id = %s ORDER BY id", (api.project.pk,))
+    payload = {k: (taken if v == "EMAIL" else v) for k, v in body(other["$id"]).items()}
+    r = api.call(method, path.format(uid=other["$id"]), json=payload, key=key)
+    assert r.status_code == 409 and r.json()["type"] == "user_email_already_exists", r.text
+    assert sql("SELECT uid, email FROM accounts_user WHERE project_id = %s ORDER BY id",
+               (api.project.pk,)) == users_before
+    # the identity's own user may take it
+    assert api.call("PATCH", f"/users/{owner['$id']}/email", key=True, json={"email": taken}).status_code == 200

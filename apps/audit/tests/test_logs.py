@@ -58,3 +58,13 @@ def test_account_events_are_logged_with_the_client(api: Api, sql):
     guest = api.call("GET", f"/users/{uid}/logs", key=True).json()["logs"][0]
     assert guest["event"] == "session.create" and guest["userType"] == "user"
     assert guest["userId"] == uid and guest["userEmail"] == email  # a sign-in names the user who signed in
+
+
+def test_log_entries_name_the_country_from_the_offline_database(svc_api: Api):
+    # svc_api's server has GEOIP_DATABASE (198.51.100.0/24 is DE) and trusts 127.0.0.1 as a proxy.
+    user, token = svc_api.signup()
+    svc_api.call("PATCH", "/account/name", session=token, json={"name": "Placed"},
+                 headers={"X-Forwarded-For": "198.51.100.7"})
+    entry = svc_api.call("GET", "/account/logs", session=token).json()["logs"][0]
+    assert entry["event"] == "user.update" and entry["ip"] == "198.51.100.7"
+    assert (entry["countryCode"], entry["countryName"]) == ("DE", "Germany")

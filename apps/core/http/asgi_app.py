@@ -132,14 +132,21 @@ def admission_limit(app, limit: int):
 
 
 async def _lifespan(receive, send) -> None:
+    worker = None
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
             from apps.core.http.lean_asgi import note_server
 
             note_server(send)
+            if settings.TASKS_IN_PROCESS_WORKER:  # the embedded quick start: no separate worker
+                from apps.core.worker import in_process_worker
+
+                worker = in_process_worker()
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
+            if worker is not None:
+                worker.stop()
             try:
                 await close_databases()
                 await close_kv()

@@ -11,6 +11,7 @@ from django.urls import path, re_path
 from django.views.generic import RedirectView
 
 from apps.accounts.urls import endpoints as account_endpoints
+from apps.accounts.urls import users_mfa_endpoints
 from apps.core.http.endpoint import Router
 from apps.core.urls import endpoints as core_endpoints
 from apps.databases.urls import endpoints as database_endpoints
@@ -27,6 +28,7 @@ def _bench_endpoints():
 v1_router = Router([
     *core_endpoints,
     *account_endpoints,
+    *users_mfa_endpoints,
     *storage_endpoints,
     *database_endpoints,
     *(_bench_endpoints() if settings.BENCH_APP else []),

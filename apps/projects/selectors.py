@@ -110,3 +110,9 @@ async def api_key_get(ctx, project_id: int, secret_hash: str) -> dict | None:
         row["scopes"] = as_json(row["scopes"])
         row["expire"] = as_dt(row["expire"])
     return row
+
+
+async def platform_origins(ctx, project_id: int) -> list[str]:
+    """The web origins registered on the project (``scheme://host[:port]`` or ``*``)."""
+    rows = await ctx.db.fetchall("SELECT origin FROM projects_platform WHERE project_id = %s", (project_id,))
+    return [r["origin"] for r in rows]

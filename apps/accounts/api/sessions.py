@@ -24,6 +24,7 @@ async def _session_response(ctx, user: dict, session: dict, secret: str):
 
 
 async def session_create_email(ctx):
+    services.auth_method_check(ctx, "email-password")
     p = ctx.params
     user = await selectors.user_get_by_email(ctx, project_id=ctx.project["id"], email=p.email)
     ok = await services.password_verify(ctx, p.password, user["password"] if user else "")
@@ -36,6 +37,7 @@ async def session_create_email(ctx):
 
 
 async def session_create_anonymous(ctx):
+    services.auth_method_check(ctx, "anonymous")
     user = await services.user_create(ctx, user_uid=unique_id(), email="", password="", name="")
     session, secret = await services.session_create(ctx, user=user, provider="anonymous", factors=["anonymous"])
     return await _session_response(ctx, user, session, secret)
@@ -92,7 +94,7 @@ async def session_update(ctx):
     row = await selectors.session_get(ctx, user_id=ctx.auth.user["id"], session_uid=uid)
     if row is None:
         raise AppwriteError("user_session_not_found")
-    await services.session_touch(ctx, session_id=row["id"])
+    await services.session_extend(ctx, user_id=ctx.auth.user["id"], session_id=row["id"])
     row = await selectors.session_get(ctx, user_id=ctx.auth.user["id"], session_uid=uid)
     return json_response(session_model(row, user_uid=ctx.auth.user_id, current_id=ctx.auth.session["id"]))
 
@@ -114,6 +116,7 @@ async def sessions_delete(ctx):
 
 
 async def jwt_create(ctx):
+    services.auth_method_check(ctx, "jwt")
     token = encode_jwt(
         user_uid=ctx.auth.user_id, session_uid=ctx.auth.session["uid"], duration=ctx.params.duration or 900
     )

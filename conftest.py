@@ -273,7 +273,8 @@ def mail_worker(live_env, smtp_server):
 
     ARTIFACTS.mkdir(exist_ok=True)
     env = {**live_env, **smtp_server.env, "TASKS_RETRY_DELAY": "1", "TASKS_POLL_INTERVAL": "0.2"}
-    # Queue "default" is left to tests that run workers of their own (fault tests).
-    worker = start_worker(env, ARTIFACTS / f"worker-{os.getpid()}.log", "--queues", "mails,deletes")
+    # Queues "default" and "deletes" are left to tests that run workers of their own (fault tests,
+    # background deletes), so they control when those tasks run.
+    worker = start_worker(env, ARTIFACTS / f"worker-{os.getpid()}.log", "--queues", "mails")
     yield worker
     worker.stop()

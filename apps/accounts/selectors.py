@@ -23,7 +23,7 @@ async def session_with_user_get(ctx, *, project_id: int, secret_hash: str) -> di
     hash of the session secret, or ``None``."""
     return await ctx.db.fetchone(
         f"SELECT {_SESSION_COLUMNS}, {_USER_COLUMNS} "
-        "FROM accounts_session s JOIN accounts_user u ON u.id = s.user_id "
+        "FROM accounts_session s JOIN accounts_user u ON u.id = s.user_id AND u.project_id = s.project_id "
         "WHERE s.secret_hash = %s AND s.project_id = %s",
         (secret_hash, project_id),
     )
@@ -33,7 +33,7 @@ async def session_with_user_by_uid(ctx, *, project_id: int, user_uid: str, sessi
     """Like :func:`session_with_user_get`, by user and session IDs (JWT claims)."""
     return await ctx.db.fetchone(
         f"SELECT {_SESSION_COLUMNS}, {_USER_COLUMNS} "
-        "FROM accounts_session s JOIN accounts_user u ON u.id = s.user_id "
+        "FROM accounts_session s JOIN accounts_user u ON u.id = s.user_id AND u.project_id = s.project_id "
         "WHERE s.project_id = %s AND s.uid = %s AND u.uid = %s",
         (project_id, session_uid, user_uid),
     )

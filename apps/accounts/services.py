@@ -277,3 +277,20 @@ async def recovery_code_use(ctx, *, user_id: int, code: str) -> bool:
     )
     await cache.invalidate(ctx, selectors.user_tag(user_id))
     return changed == 1
+
+
+async def user_delete(ctx, *, user: dict) -> None:
+    """Delete a user: gone at once (its ID and email free again, its sessions no longer
+    accepted); the worker then removes its sessions, tokens and challenges in batches, and the
+    user row (:func:`apps.accounts.tasks.purge_user`; Appwrite's deletes worker does the same).
+    For ``DELETE /users/{userId}`` (the Users service)."""
+    from apps.accounts.tasks import purge_user
+    from apps.core.queue import enqueue
+    from apps.projects.trash import trash_project_id
+
+    async with ctx.db.transaction() as tx:
+        await tx.execute(
+            "UPDATE accounts_user SET project_id = %s, uid = '~' || id, email = '', phone = '', status = %s "
+            "WHERE id = %s", (await trash_project_id(tx), False, user["id"]))
+        await enqueue(tx, purge_user, user_id=user["id"])
+    await cache.invalidate(ctx, selectors.user_tag(user["id"]))

@@ -62,3 +62,7 @@ if TASKS_WORKER_TIMEOUT <= TASKS_HEARTBEAT:
 # Run a worker thread inside the ASGI server process (the embedded quick start has no separate
 # worker). Default: on for the embedded default (no DATABASE_URL) in development.
 TASKS_IN_PROCESS_WORKER = _env_bool("TASKS_IN_PROCESS_WORKER", not DATABASE_URL and not PRODUCTION)
+# Background deletes (a table's rows, a bucket's files, a user's sessions): rows per statement, and
+# seconds one task run works before it queues its continuation (so mail never waits long).
+TASKS_PURGE_BATCH = _env_int("TASKS_PURGE_BATCH", 2000, minimum=1)
+TASKS_PURGE_SECONDS = _env_float("TASKS_PURGE_SECONDS", 5.0, positive=True)

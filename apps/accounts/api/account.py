@@ -65,10 +65,14 @@ async def account_update_email(ctx):
     user = ctx.auth.user
     p = ctx.params
     fields = {"email": p.email}
+    if p.email != user["email"]:
+        fields["email_verification"] = False  # the new address is not proved yet (Appwrite)
     if user["password"]:
         if not await services.password_verify(ctx, p.password, user["password"]):
             raise AppwriteError("user_invalid_credentials")
     else:  # an anonymous account becomes an email account (Appwrite behaviour)
+        await password_check(ctx, p.password, user_uid=user["uid"], email=p.email, name=user["name"],
+                             phone=user["phone"])
         fields["password"] = await services.password_hash(ctx, p.password)
         fields["password_update"] = now()
     fresh = await services.user_update(ctx, user_id=user["id"], **fields)

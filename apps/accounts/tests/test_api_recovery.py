@@ -75,8 +75,8 @@ def test_verification_through_the_python_sdk(mail_api: Api):
     assert verified.value.code == 409 and verified.value.type == "user_email_already_verified"
 
 
-def test_verified_user_gets_the_verified_role(mail_api: Api, sql):
-    """users/verified is a role: a row readable only by verified users becomes readable."""
+def test_verification_by_raw_requests_and_email_change(mail_api: Api, sql):
+    """The flow over plain HTTP; changing the email afterwards makes it unverified again."""
     api = mail_api
     email = _email()
     _, token = api.signup(email=email)
@@ -87,6 +87,10 @@ def test_verified_user_gets_the_verified_role(mail_api: Api, sql):
     assert me["emailVerification"] is True
     jwt = api.call("POST", "/account/jwts", json={}, session=token).json()["jwt"]
     assert jwt  # the session still works after the flag changed (cache dropped, not the session)
+    # A new address is not verified yet.
+    moved = api.call("PATCH", "/account/email", json={"email": "moved-" + email, "password": "password123"},
+                     session=token)
+    assert moved.status_code == 200 and moved.json()["emailVerification"] is False
 
 
 def params_subset(params: dict) -> dict:

@@ -34,11 +34,31 @@ async def database_update(ctx, *, database: dict, fields: dict) -> dict:
     return await meta.database_get(ctx, database_uid=database["uid"])
 
 
+async def _trash_tables(tx, table_ids: list[int]) -> None:
+    """Move tables to the trash database (``~<id>``, no permissions) and queue the removal of
+    their rows, in the caller's transaction (apps.projects.trash)."""
+    if not table_ids:
+        return
+    from apps.core.queue import enqueue
+    from apps.databases.tasks import TRASH_UID, purge_tables
+
+    await ddl.drop_all(tx, table_ids)
+    trash = await tx.fetchval(
+        "SELECT d.id FROM databases_database d JOIN projects_project p ON p.id = d.project_id "
+        "WHERE p.uid = %s AND d.uid = %s", (TRASH_UID, TRASH_UID))
+    marks = ", ".join(["%s"] * len(table_ids))
+    await tx.execute(
+        f"UPDATE databases_table SET database_id = %s, uid = '~' || id, permissions = %s, row_security = %s, "
+        f"enabled = %s WHERE id IN ({marks})", (trash, tx.json([]), False, False, *table_ids))
+    await enqueue(tx, purge_tables, table_ids=list(table_ids))
+
+
 async def database_delete(ctx, *, database: dict) -> None:
-    """Delete a database with its tables, rows and their SQL indexes."""
+    """Delete a database: it is gone at once, its tables move to the trash and the worker deletes
+    their rows (Appwrite deletes a database's collections in its deletes worker too)."""
     async with ctx.db.transaction() as tx:
         tables = await tx.fetchall("SELECT id FROM databases_table WHERE database_id = %s", (database["id"],))
-        await ddl.drop_all(tx, [t["id"] for t in tables])
+        await _trash_tables(tx, [t["id"] for t in tables])
         await tx.execute("DELETE FROM databases_database WHERE id = %s", (database["id"],))
     await meta.forget_database(ctx, database)
 
@@ -74,8 +94,8 @@ async def table_update(ctx, *, database: dict, table: dict, fields: dict) -> dic
 
 
 async def table_delete(ctx, *, table: dict) -> None:
-    """Delete a table with its columns, indexes (and their SQL indexes) and rows."""
+    """Delete a table: it is gone at once (its ID free again, its SQL indexes dropped); the worker
+    deletes its rows in batches, then its columns and indexes."""
     async with ctx.db.transaction() as tx:
-        await ddl.drop_all(tx, [table["id"]])
-        await tx.execute("DELETE FROM databases_table WHERE id = %s", (table["id"],))
+        await _trash_tables(tx, [table["id"]])
     await meta.forget_table(ctx, table)

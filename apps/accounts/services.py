@@ -288,9 +288,10 @@ async def user_delete(ctx, *, user: dict) -> None:
     from apps.core.queue import enqueue
     from apps.projects.trash import trash_project_id
 
+    trash = await trash_project_id(ctx)
     async with ctx.db.transaction() as tx:
         await tx.execute(
             "UPDATE accounts_user SET project_id = %s, uid = '~' || id, email = '', phone = '', status = %s "
-            "WHERE id = %s", (await trash_project_id(tx), False, user["id"]))
+            "WHERE id = %s", (trash, False, user["id"]))
         await enqueue(tx, purge_user, user_id=user["id"])
     await cache.invalidate(ctx, selectors.user_tag(user["id"]))

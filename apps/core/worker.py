@@ -64,7 +64,8 @@ class Worker(DbWorker):
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
-        """Run until stopped: register, start the heartbeat thread, process tasks."""
+        """Run until stopped: register, start the heartbeat thread, process tasks; on the way
+        out (a stop, a signal, an error) remove the heartbeat."""
         TaskWorker.objects.update_or_create(
             worker_id=self.worker_id,
             defaults={"host": socket.gethostname()[:255], "pid": os.getpid(), "seen_at": timezone.now()},
@@ -79,16 +80,15 @@ class Worker(DbWorker):
             self.run()
         finally:
             self.stop()
-
-    def stop(self) -> None:
-        """Leave the loop after the running task and drop the heartbeat (idempotent)."""
-        self.running = False
-        if not self._stop.is_set():
-            self._stop.set()
             try:
                 TaskWorker.objects.filter(worker_id=self.worker_id).delete()
             except Exception:  # the database may be gone; the heartbeat then just expires
                 log.warning("worker %s: could not remove its heartbeat", self.worker_id)
+
+    def stop(self) -> None:
+        """Ask the loop to end after the running task (any thread; idempotent)."""
+        self.running = False
+        self._stop.set()
 
     def shutdown(self, signum, frame) -> None:
         """First SIGTERM/SIGINT: finish the running task, then exit; a second one: exit now (the
@@ -191,19 +191,30 @@ def recover_lost_tasks() -> int:
     return recovered
 
 
-def in_process_worker() -> Worker:
-    """Start a worker thread inside this process (``TASKS_IN_PROCESS_WORKER``: the embedded
-    quick start, where no separate worker runs); returns it (``stop()`` ends it)."""
-    worker = Worker(queue_names=["*"], worker_id=f"inproc-{socket.gethostname()[:20]}-{os.getpid()}",
-                    install_signals=False)
+class InProcessWorker:
+    """A :class:`Worker` on a thread of this process (``TASKS_IN_PROCESS_WORKER``: the embedded
+    quick start, where no separate worker runs)."""
 
-    def target() -> None:
+    def __init__(self):
+        self.worker = Worker(queue_names=["*"], worker_id=f"inproc-{socket.gethostname()[:20]}-{os.getpid()}",
+                             install_signals=False)
+        self.thread = threading.Thread(target=self._run, name="in-process-worker", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
         try:
-            worker.start()
+            self.worker.start()
         except Exception:
             log.exception("in-process worker stopped")
         finally:
             connection.close()
 
-    threading.Thread(target=target, name="in-process-worker", daemon=True).start()
-    return worker
+    def stop(self, timeout: float = 10.0) -> None:
+        """End the worker after its running task; waits at most ``timeout`` seconds."""
+        self.worker.stop()
+        self.thread.join(timeout)
+
+
+def in_process_worker() -> InProcessWorker:
+    """Start a worker thread inside this process; ``stop()`` ends it."""
+    return InProcessWorker()

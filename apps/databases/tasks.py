@@ -21,10 +21,11 @@ log = logging.getLogger("apps.worker")
 TRASH_UID = "~trash"
 
 
-def _trash_database_id(cur) -> int:
+def _trash_database_id(cur) -> int | None:
     cur.execute("SELECT d.id FROM databases_database d JOIN projects_project p ON p.id = d.project_id "
                 "WHERE p.uid = %s AND d.uid = %s", [TRASH_UID, TRASH_UID])
-    return cur.fetchone()[0]
+    found = cur.fetchone()
+    return found[0] if found else None
 
 
 @task(queue_name="deletes", priority=-10)
@@ -35,6 +36,8 @@ def purge_tables(*, table_ids: list[int]) -> None:
     remaining = list(table_ids)
     with connection.cursor() as cur:
         trash = _trash_database_id(cur)
+        if trash is None:  # no trash database: none of these tables can have been moved there
+            return
         while remaining:
             table_id = remaining[0]
             cur.execute("SELECT database_id FROM databases_table WHERE id = %s", [table_id])

@@ -174,3 +174,15 @@ def start_worker(env: dict[str, str], log: Path, *args: str) -> WorkerProcess:
     """Start ``manage.py worker`` with ``env`` (a live server's environment plus the SMTP
     settings); waits until it runs. ``args`` go to the command (e.g. ``--queues``, ``mails``)."""
     return WorkerProcess(env=env, log=log, args=list(args)).start()
+
+
+def wait_until(predicate, timeout: float = 60.0, what: str = "condition", every: float = 0.05):
+    """Poll ``predicate()`` until it returns something true (returned), at most ``timeout``
+    seconds; raises ``AssertionError`` naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out waiting for {what}")

@@ -12,23 +12,9 @@ from appwrite.client import Client
 from appwrite.exception import AppwriteException
 from appwrite.services.account import Account
 
-from conftest import Api, make_project
+from apps.accounts.tests.conftest import ORIGIN
+from conftest import Api
 from tests.mail import link_in, text_of
-
-ORIGIN = "http://localhost:5173"
-
-
-@pytest.fixture
-def app_project(django_db_setup, django_db_blocker):
-    """A project with a registered web platform (where links may point)."""
-    return make_project(django_db_blocker, origins=(ORIGIN,))
-
-
-@pytest.fixture
-def mail_api(asgi_server, app_project, mail_worker, smtp_server) -> Api:
-    api = Api(asgi_server, app_project)
-    api.smtp = smtp_server
-    return api
 
 
 def _email() -> str:

@@ -14,22 +14,9 @@ from appwrite.exception import AppwriteException
 from appwrite.id import ID
 from appwrite.services.account import Account
 
+from apps.accounts.tests.conftest import ORIGIN
 from conftest import Api, make_project
 from tests.mail import code_in, link_in, text_of
-
-ORIGIN = "http://localhost:5173"
-
-
-@pytest.fixture
-def app_project(django_db_setup, django_db_blocker):
-    return make_project(django_db_blocker, origins=(ORIGIN,))
-
-
-@pytest.fixture
-def mail_api(asgi_server, app_project, mail_worker, smtp_server) -> Api:
-    api = Api(asgi_server, app_project)
-    api.smtp = smtp_server
-    return api
 
 
 def _email() -> str:

@@ -9,16 +9,9 @@ import time
 import pyotp
 import pytest
 
-from conftest import make_project
+from apps.accounts.tests.conftest import ORIGIN
 from tests.mail import code_in, link_in
 from tests.websdk import run_node_dialog
-
-ORIGIN = "http://localhost:5173"
-
-
-@pytest.fixture
-def app_project(django_db_setup, django_db_blocker):
-    return make_project(django_db_blocker, origins=(ORIGIN,))
 
 
 def _answer(smtp):

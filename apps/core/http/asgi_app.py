@@ -9,6 +9,7 @@ server level).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import orjson
@@ -145,8 +146,8 @@ async def _lifespan(receive, send) -> None:
                 worker = in_process_worker()
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
-            if worker is not None:
-                worker.stop()
+            if worker is not None:  # it finishes its running task first (a few seconds at most)
+                await asyncio.get_running_loop().run_in_executor(None, worker.stop)
             try:
                 await close_databases()
                 await close_kv()

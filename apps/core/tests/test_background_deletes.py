@@ -11,17 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import Api
-from tests.mail import start_worker
-
-
-def _wait(predicate, timeout: float = 60.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+from tests.mail import start_worker, wait_until
 
 
 def _env(live_env, **extra) -> dict[str, str]:
@@ -83,7 +73,7 @@ def test_table_delete_answers_at_once_and_the_worker_removes_rows(api: Api, sql,
     worker = start_worker(_env(live_env, TASKS_PURGE_BATCH=700, TASKS_PURGE_SECONDS=0.05),
                           tmp_path / "w.log", "--queues", "deletes")
     try:
-        _wait(lambda: _rows(sql, table_id) == 0 and _pending(sql, PURGE_TABLES) == 0, what="rows purged")
+        wait_until(lambda: _rows(sql, table_id) == 0 and _pending(sql, PURGE_TABLES) == 0, what="rows purged")
     finally:
         worker.stop()
     assert sql("SELECT count(*) FROM databases_table WHERE id = %s", (table_id,)) == [(0,)]
@@ -97,14 +87,14 @@ def test_worker_killed_midway_leaves_nothing_behind(api: Api, sql, live_env, tmp
     assert api.call("GET", f"/tablesdb/{db}", key=True).json()["type"] == "database_not_found"
     env = _env(live_env, TASKS_PURGE_BATCH=50, TASKS_PURGE_SECONDS=120)
     first = start_worker(env, tmp_path / "first.log", "--queues", "deletes")
-    _wait(lambda: _rows(sql, table_id) < 29000, what="the purge to start")
+    wait_until(lambda: _rows(sql, table_id) < 29000, what="the purge to start")
     first.kill()
     left = _rows(sql, table_id)
     assert 0 < left < 30000, "the worker was not killed in the middle of the purge"
     time.sleep(2.5)  # longer than TASKS_WORKER_TIMEOUT: the dead worker's heartbeat is stale
     second = start_worker(env, tmp_path / "second.log", "--queues", "deletes")
     try:
-        _wait(lambda: _rows(sql, table_id) == 0 and _pending(sql, PURGE_TABLES) == 0, timeout=120,
+        wait_until(lambda: _rows(sql, table_id) == 0 and _pending(sql, PURGE_TABLES) == 0, timeout=120,
               what="the rest purged")
     finally:
         second.stop()
@@ -130,7 +120,7 @@ def test_bucket_delete_removes_files_and_bytes_later(api: Api, sql, live_env, tm
     assert api.call("POST", "/storage/buckets", json={"bucketId": bucket, "name": "b"}, key=True).status_code == 201
     worker = start_worker(_env(live_env), tmp_path / "w.log", "--queues", "deletes")
     try:
-        _wait(lambda: not sql("SELECT 1 FROM storage_bucket WHERE id = %s", (bucket_pk,)), what="bucket purged")
+        wait_until(lambda: not sql("SELECT 1 FROM storage_bucket WHERE id = %s", (bucket_pk,)), what="bucket purged")
     finally:
         worker.stop()
     assert sql("SELECT count(*) FROM storage_file WHERE bucket_id = %s", (bucket_pk,)) == [(0,)]
@@ -158,7 +148,7 @@ def test_user_delete_ends_sessions_at_once_and_frees_the_email(api: Api, sql, li
     assert again["$id"] != user["$id"]
     worker = start_worker(_env(live_env, TASKS_PURGE_BATCH=1), tmp_path / "w.log", "--queues", "deletes")
     try:
-        _wait(lambda: not sql("SELECT 1 FROM accounts_user WHERE id = %s", (row["id"],)), what="user purged")
+        wait_until(lambda: not sql("SELECT 1 FROM accounts_user WHERE id = %s", (row["id"],)), what="user purged")
     finally:
         worker.stop()
     assert sql("SELECT count(*) FROM accounts_session WHERE user_id = %s", (row["id"],)) == [(0,)]
@@ -168,3 +158,49 @@ def test_user_delete_ends_sessions_at_once_and_frees_the_email(api: Api, sql, li
 def test_the_trash_cannot_be_reached(api: Api, uid):
     r = api.http.get(api.server.endpoint + "/account", headers={"X-Appwrite-Project": uid})
     assert r.status_code == 404 and r.json()["type"] == "project_not_found"
+
+
+def test_embedded_default_recreates_a_missing_trash_and_purges_in_process(tmp_path):
+    """SQLite, no worker process: the server's worker thread purges; a trash project removed
+    behind the server's back (e.g. in the admin) is created again by the next delete."""
+    import os
+    import sqlite3
+    import subprocess
+    import sys
+
+    from conftest import ROOT, ProjectInfo, start_server
+
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    path = tmp_path / "db.sqlite3"
+    env.update(SQLITE_PATH=str(path), PYTHONUNBUFFERED="1", TASKS_POLL_INTERVAL="0.2")
+    manage = [sys.executable, "manage.py"]
+    subprocess.run([*manage, "migrate"], cwd=ROOT, env=env, check=True, capture_output=True, timeout=180)
+    subprocess.run([*manage, "createproject", "trashy"], cwd=ROOT, env=env, check=True, capture_output=True)
+    key = subprocess.run([*manage, "createapikey", "trashy", "--all-scopes"], cwd=ROOT, env=env, check=True,
+                         capture_output=True, text=True).stdout.strip()
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM databases_database WHERE uid = '~trash'")
+        conn.execute("DELETE FROM projects_project WHERE uid = '~trash'")
+    server = start_server("asgi", env)
+    try:
+        api = Api(server, ProjectInfo(id="trashy", key=key, pk=0))
+        assert api.call("POST", "/tablesdb", json={"databaseId": "d", "name": "d"}, key=True).status_code == 201
+        assert api.call("POST", "/tablesdb/d/tables", json={"tableId": "t", "name": "t"}, key=True).status_code == 201
+        assert api.call("POST", "/tablesdb/d/tables/t/columns/string", json={"key": "x", "size": 8, "required": False},
+                        key=True).status_code == 202
+        for i in range(5):
+            r = api.call("POST", "/tablesdb/d/tables/t/rows", json={"rowId": f"r{i}", "data": {"x": "y"}}, key=True)
+            assert r.status_code == 201, r.text
+        assert api.call("DELETE", "/tablesdb/d/tables/t", key=True).status_code == 204
+        assert api.call("GET", "/tablesdb/d/tables/t", key=True).status_code == 404
+
+        def rows_left() -> int:
+            with sqlite3.connect(path) as conn:
+                return conn.execute("SELECT count(*) FROM databases_row").fetchone()[0]
+
+        wait_until(lambda: rows_left() == 0, what="the in-process worker to purge the rows")
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("SELECT count(*) FROM projects_project WHERE uid = '~trash'").fetchone()[0] == 1
+            assert conn.execute("SELECT count(*) FROM databases_table").fetchone()[0] == 0
+    finally:
+        server.stop()

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conftest import free_port
-from tests.mail import html_of, start_smtp_server, start_worker, text_of
+from tests.mail import html_of, start_smtp_server, start_worker, text_of, wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -23,15 +23,6 @@ def _rows(task_path: str):
 
     return list(DBTaskResult.objects.filter(task_path=task_path).order_by("enqueued_at"))
 
-
-def _wait(predicate, timeout: float = 30.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _worker_env(live_env, **extra) -> dict[str, str]:
@@ -82,7 +73,7 @@ def test_mail_through_smtp_in_two_languages(mail_worker, smtp_server):
     assert ctx["url"] in text_of(en) and "Notes & Co" in text_of(en)
     assert 'href="http://localhost:5173/verify?userId=u1&amp;secret=s3"' in html_of(en)  # escaped in HTML
     assert "Notes &amp; Co" in html_of(en)
-    _wait(lambda: not _rows("apps.core.mail.send_templated_mail"), what="sent mails' rows removed")
+    wait_until(lambda: not _rows("apps.core.mail.send_templated_mail"), what="sent mails' rows removed")
 
 
 def test_unknown_locale_falls_back_to_english():
@@ -124,7 +115,7 @@ def test_smtp_failure_retries_then_fails_and_is_counted(live_env, tmp_path, faul
     before = run_sync(failed_count(ctx, "default"))
     worker = start_worker(env, tmp_path / "worker.log", "--queues", "default")
     try:
-        final = _wait(lambda: (r := default_task_backend.get_result(result.id)).status == "FAILED" and r,
+        final = wait_until(lambda: (r := default_task_backend.get_result(result.id)).status == "FAILED" and r,
                       timeout=60, what="the task to fail")
     finally:
         worker.stop()
@@ -147,7 +138,7 @@ def test_nothing_is_lost_while_no_worker_runs(live_env, tmp_path):
         slow_marker.enqueue(path=str(m), seconds=0)
     worker = start_worker(_worker_env(live_env), tmp_path / "worker.log", "--queues", "default")
     try:
-        _wait(lambda: all(m.exists() and m.read_text() == "start\ndone\n" for m in marks), what="all tasks run")
+        wait_until(lambda: all(m.exists() and m.read_text() == "start\ndone\n" for m in marks), what="all tasks run")
     finally:
         assert worker.stop() == 0  # a graceful stop exits 0
 
@@ -161,12 +152,12 @@ def test_worker_killed_mid_task_is_recovered(live_env, tmp_path):
     result = slow_marker.enqueue(path=str(mark), seconds=3)
     env = _worker_env(live_env)
     first = start_worker(env, tmp_path / "first.log", "--queues", "default", "--worker-id", "doomed-worker")
-    _wait(lambda: mark.exists() and mark.read_text() == "start\n", what="the task to start")
+    wait_until(lambda: mark.exists() and mark.read_text() == "start\n", what="the task to start")
     first.kill()
     second = start_worker(env, tmp_path / "second.log", "--queues", "default")
     try:
-        _wait(lambda: mark.read_text() == "start\nstart\ndone\n", timeout=40, what="the task to run again")
-        _wait(lambda: not _rows("apps.core.tests.sample_tasks.slow_marker"), what="the row removed")
+        wait_until(lambda: mark.read_text() == "start\nstart\ndone\n", timeout=40, what="the task to run again")
+        wait_until(lambda: not _rows("apps.core.tests.sample_tasks.slow_marker"), what="the row removed")
     finally:
         second.stop()
     assert "lost with its worker doomed-worker; queued again" in (tmp_path / "second.log").read_text()
@@ -182,7 +173,7 @@ def test_sigterm_lets_the_running_task_finish(live_env, tmp_path):
     mark = tmp_path / "mark"
     slow_marker.enqueue(path=str(mark), seconds=2)
     worker = start_worker(_worker_env(live_env), tmp_path / "w.log", "--queues", "default")
-    _wait(lambda: mark.exists(), what="the task to start")
+    wait_until(lambda: mark.exists(), what="the task to start")
     assert worker.stop() == 0
     assert mark.read_text() == "start\ndone\n"
     assert not _rows("apps.core.tests.sample_tasks.slow_marker")
@@ -202,7 +193,7 @@ def test_a_failing_task_is_retried_with_back_off(live_env, tmp_path):
                           tmp_path / "w.log", "--queues", "default")
     started = time.monotonic()
     try:
-        final = _wait(lambda: (r := default_task_backend.get_result(result.id)).status == "FAILED" and r,
+        final = wait_until(lambda: (r := default_task_backend.get_result(result.id)).status == "FAILED" and r,
                       timeout=30, what="the task to fail")
     finally:
         worker.stop()

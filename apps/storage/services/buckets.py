@@ -53,6 +53,7 @@ async def bucket_delete(ctx, *, bucket_uid: str) -> None:
     from apps.storage.tasks import purge_bucket
 
     bucket = await selectors.bucket_get(ctx, bucket_uid=bucket_uid)
+    trash = await trash_project_id(ctx)
     async with ctx.db.transaction() as tx:
         if ctx.db.vendor == "postgresql":
             # Uploads racing the delete hold FOR KEY SHARE on the bucket through the file's
@@ -62,7 +63,7 @@ async def bucket_delete(ctx, *, bucket_uid: str) -> None:
         moved = await tx.execute(
             "UPDATE storage_bucket SET project_id = %s, uid = '~' || id, permissions = %s, enabled = %s "
             "WHERE id = %s AND project_id = %s",
-            (await trash_project_id(tx), tx.json([]), False, bucket["id"], ctx.project["id"]))
+            (trash, tx.json([]), False, bucket["id"], ctx.project["id"]))
         if not moved:  # deleted by a concurrent request a moment ago
             raise AppwriteError("storage_bucket_not_found")
         await enqueue(tx, purge_bucket, bucket_id=bucket["id"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from apps.accounts import selectors, services
 from apps.accounts.api.cookies import clear_session_cookies
-from apps.accounts.passwords import history_after, password_check
+from apps.accounts.password_policy import history_after, password_check
 from apps.accounts.responses import user_model
 from apps.core.db import as_json, now
 from apps.core.errors import AppwriteError

@@ -11,7 +11,7 @@ from apps.accounts.api.account import announce_account_update
 from apps.accounts.links import redirect_check, url_with
 from apps.accounts.mails import link_mail
 from apps.accounts.models import TokenType
-from apps.accounts.passwords import history_after, password_check
+from apps.accounts.password_policy import history_after, password_check
 from apps.accounts.responses import token_model, user_model
 from apps.core.db import as_dt, as_json, now
 from apps.core.errors import AppwriteError

@@ -64,3 +64,13 @@ async def failed_count(ctx, queue: str) -> int:
     return await ctx.db.fetchval(
         f"SELECT count(*) AS n FROM {TABLE} WHERE queue_name = %s AND status = 'FAILED'", (queue,)
     )
+
+
+def health_queue_stats(queue: str) -> tuple[int, int]:
+    """``(size, failed)`` of ``queue`` for ``/v1/health/queue/*`` (the health app's
+    ``HEALTH_QUEUE_PROVIDER`` signature; blocking, Django's ORM). Queues this server does not
+    run (``audits``, ``builds``...) are empty."""
+    from django_tasks_db.models import DBTaskResult
+
+    rows = DBTaskResult.objects.filter(queue_name=queue)
+    return rows.filter(status__in=("READY", "RUNNING")).count(), rows.filter(status="FAILED").count()

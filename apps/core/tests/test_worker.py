@@ -213,3 +213,20 @@ def test_worker_command_refuses_bad_arguments(live_env):
         out = subprocess.run([sys.executable, "manage.py", "worker", *args], cwd=ROOT, env=live_env,
                              capture_output=True, text=True, timeout=60)
         assert out.returncode != 0 and message in out.stderr, out.stderr
+
+
+def test_health_queue_stats_counts_waiting_and_failed():
+    from django_tasks_db.models import DBTaskResult
+
+    from apps.core.queue import health_queue_stats
+    from apps.databases.tasks import purge_tables
+
+    size, failed = health_queue_stats("deletes")
+    waiting = purge_tables.enqueue(table_ids=[-1])  # no worker takes "deletes" in the test session
+    broken = purge_tables.enqueue(table_ids=[-2])
+    DBTaskResult.objects.filter(id=broken.id).update(status="FAILED")
+    try:
+        assert health_queue_stats("deletes") == (size + 1, failed + 1)
+        assert health_queue_stats("audits") == (0, 0)
+    finally:
+        DBTaskResult.objects.filter(id__in=[waiting.id, broken.id]).delete()

@@ -267,3 +267,29 @@ def oidc_provider():
     provider = start_oidc_provider(port, ARTIFACTS / f"oidc-provider-{port}.log")
     yield provider
     provider.stop()
+
+
+@pytest.fixture(scope="session")
+def smtp_server(tmp_path_factory):
+    """A real SMTP server process (aiosmtpd) for the whole session; see ``tests/mail``."""
+    from tests.mail import start_smtp_server
+
+    server = start_smtp_server(tmp_path_factory.mktemp("smtp"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def mail_worker(live_env, smtp_server):
+    """The background worker process (``manage.py worker``) on the live servers' database,
+    sending through :func:`smtp_server`. Tests that need it stopped call ``stop()`` and
+    ``start()`` it again when done."""
+    from tests.mail import start_worker
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    env = {**live_env, **smtp_server.env, "TASKS_RETRY_DELAY": "1", "TASKS_POLL_INTERVAL": "0.2"}
+    # Queues "default" and "deletes" are left to tests that run workers of their own (fault tests,
+    # background deletes), so they control when those tasks run.
+    worker = start_worker(env, ARTIFACTS / f"worker-{os.getpid()}.log", "--queues", "mails")
+    yield worker
+    worker.stop()

@@ -11,6 +11,7 @@ from django.urls import path, re_path
 from django.views.generic import RedirectView
 
 from apps.accounts.urls import endpoints as account_endpoints
+from apps.accounts.urls import users_mfa_endpoints
 from apps.accounts.urls_users import endpoints as users_endpoints
 from apps.audit.urls import endpoints as audit_endpoints
 from apps.avatars.urls import endpoints as avatar_endpoints
@@ -36,6 +37,7 @@ v1_router = Router([
     *users_endpoints,
     *team_endpoints,
     *audit_endpoints,
+    *users_mfa_endpoints,
     *storage_endpoints,
     *database_endpoints,
     *health_endpoints,

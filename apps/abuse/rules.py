@@ -20,6 +20,17 @@ account.jwt                 120 / 60 s   url, userId                           o
 account.password            10 / 3600 s  url, ip                               closed
 account.session.token       10 / 3600 s  ip, param.userId (cleared by a 201)   closed
 account.oauth2              50 / 3600 s  url, ip                               open
+account.verification        10 / 3600 s  url, userId                           open
+account.verification.update 10 / 3600 s  url, param.userId                     closed
+account.verification.phone  10 / 3600 s  url, userId; url, ip                  open
+account.verification.phone.update 10/3600 s  param.userId                     closed
+account.recovery            10 / 3600 s  url, email; url, ip                   open
+account.recovery.update     10 / 3600 s  url, param.userId                     closed
+account.token.magic-url     60 / 3600 s  url, email; url, ip                   open
+account.token.email         10 / 3600 s  url, email; url, ip                   open
+account.token.phone         10 / 3600 s  url, param.phone; url, ip             open
+account.mfa.challenge       10 / 3600 s  url, userId                           open
+account.mfa.challenge.update 10 / 3600 s url, param.challengeId                closed
 rows.create                 120 / 60 s   ip, method, url, userId               open
 rows.update                 120 / 60 s   ip, method, url, userId               open
 rows.upsert                 120 / 60 s   ip, method, url, userId               open
@@ -56,8 +67,8 @@ from dataclasses import dataclass, replace
 from functools import cache
 
 URL, IP, USER_ID, METHOD, EMAIL, CHUNK_ID = "url", "ip", "userId", "method", "email", "chunkId"
-PARAM_USER_ID = "param.userId"
-KEY_PARTS = frozenset({URL, IP, USER_ID, METHOD, EMAIL, CHUNK_ID, PARAM_USER_ID})
+PARAM_USER_ID, PARAM_PHONE, PARAM_CHALLENGE_ID = "param.userId", "param.phone", "param.challengeId"
+KEY_PARTS = frozenset({URL, IP, USER_ID, METHOD, EMAIL, CHUNK_ID, PARAM_USER_ID, PARAM_PHONE, PARAM_CHALLENGE_ID})
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +113,27 @@ def _table() -> list[Rule]:
         # Checks the old password: a guessing oracle for whoever holds a stolen session.
         Rule("account.password", 10, _HOUR, ((URL, IP),), ("PATCH /v1/account/password",), fail_closed=True),
         # Guessing a token or a 6-digit code for one user; a good exchange clears it.
-        Rule("account.session.token", 10, _HOUR, ((IP, PARAM_USER_ID),), ("POST /v1/account/sessions/token",),
-             reset_on=frozenset({201}), fail_closed=True),
+        Rule("account.session.token", 10, _HOUR, ((IP, PARAM_USER_ID),),
+             ("POST /v1/account/sessions/token", "PUT /v1/account/sessions/magic-url",
+              "PUT /v1/account/sessions/phone"), reset_on=frozenset({201}), fail_closed=True),
+        # Mailing links and codes: each mail costs the project, and floods a mailbox.
+        Rule("account.verification", 10, _HOUR, ((URL, USER_ID),), ("POST /v1/account/verifications/email",)),
+        Rule("account.verification.phone", 10, _HOUR, ((URL, USER_ID), (URL, IP)),
+             ("POST /v1/account/verifications/phone",)),
+        Rule("account.recovery", 10, _HOUR, ((URL, EMAIL), (URL, IP)), ("POST /v1/account/recovery",)),
+        Rule("account.token.magic-url", 60, _HOUR, ((URL, EMAIL), (URL, IP)), ("POST /v1/account/tokens/magic-url",)),
+        Rule("account.token.email", 10, _HOUR, ((URL, EMAIL), (URL, IP)), ("POST /v1/account/tokens/email",)),
+        Rule("account.token.phone", 10, _HOUR, ((URL, PARAM_PHONE), (URL, IP)), ("POST /v1/account/tokens/phone",)),
+        Rule("account.mfa.challenge", 10, _HOUR, ((URL, USER_ID),), ("POST /v1/account/mfa/challenges",)),
+        # Guessing a secret or a code: fail closed, like the token exchange.
+        Rule("account.verification.update", 10, _HOUR, ((URL, PARAM_USER_ID),),
+             ("PUT /v1/account/verifications/email",), fail_closed=True),
+        Rule("account.verification.phone.update", 10, _HOUR, ((PARAM_USER_ID,),),
+             ("PUT /v1/account/verifications/phone",), fail_closed=True),
+        Rule("account.recovery.update", 10, _HOUR, ((URL, PARAM_USER_ID),), ("PUT /v1/account/recovery",),
+             fail_closed=True),
+        Rule("account.mfa.challenge.update", 10, _HOUR, ((URL, PARAM_CHALLENGE_ID),),
+             ("PUT /v1/account/mfa/challenges",), fail_closed=True),
         Rule("account.oauth2", 50, _HOUR, ((URL, IP),),
              ("GET /v1/account/sessions/oauth2/{provider}", "GET /v1/account/tokens/oauth2/{provider}",
               "GET /v1/account/sessions/oauth2/{provider}/redirect")),

@@ -60,7 +60,8 @@ def _user_auth(kind: str, row: dict) -> Auth:
     return Auth(
         kind=kind,
         user=user,
-        session={"id": row["s_id"], "uid": row["s_uid"], "expire": as_dt(row["s_expire"])},
+        session={"id": row["s_id"], "uid": row["s_uid"], "expire": as_dt(row["s_expire"]),
+                 "factors": as_json(row["s_factors"]) or [], "mfa_updated_at": as_dt(row["s_mfa_updated_at"])},
         scopes=USER_SCOPES,
         roles=user_roles(user["uid"], verified=verified, labels=labels,
                          memberships=as_json(row.get("memberships")) or ()),
@@ -115,7 +116,8 @@ async def authenticate(ctx) -> Auth:
 
     Raises 401 ``user_unauthorized`` (unknown API key), 401 ``project_key_expired``,
     403 ``user_api_key_and_session_set``, 401 ``user_jwt_invalid``, 403
-    ``user_jwt_and_cookie_set``, 403 ``user_blocked`` for a blocked user's session.
+    ``user_jwt_and_cookie_set``, 403 ``user_blocked`` for a blocked user's session, 401
+    ``user_more_factors_required`` for a session that has not completed its MFA challenge.
     """
     headers = ctx.headers
     key = headers.get("x-appwrite-key")
@@ -138,7 +140,7 @@ async def authenticate(ctx) -> Auth:
         )
         if row is None or (row["s_id"] is not None and as_dt(row["s_expire"]) <= now()):
             raise AppwriteError("user_jwt_invalid")
-        return _checked(_user_auth("jwt", row))
+        return _checked(ctx, _user_auth("jwt", row))
 
     token = _session_token(ctx, cookies)
     decoded = decode_session_token(token) if token else None
@@ -148,7 +150,7 @@ async def authenticate(ctx) -> Auth:
     row = await _session_row(ctx, hash_secret(secret))
     if row is None or row["uid"] != user_uid or as_dt(row["s_expire"]) <= now():
         return Auth()
-    return _checked(_user_auth("session", row))
+    return _checked(ctx, _user_auth("session", row))
 
 
 # (project id, session secret hash) -> the session joined with its user and the user's confirmed
@@ -171,7 +173,32 @@ def _session_tags(project_id: int, row: dict) -> tuple[str, ...]:
     return (selectors.user_tag(row["id"]), *(team_tag(project_id, team) for team, _, _ in teams))
 
 
-def _checked(auth: Auth) -> Auth:
+def _checked(ctx, auth: Auth) -> Auth:
     if not as_bool(auth.user["status"]):
         raise AppwriteError("user_blocked")
+    _mfa_gate(ctx, auth)
     return auth
+
+
+# The routes a session still waiting for its second factor may call (Appwrite's route group
+# "mfa"): complete a challenge, see the factors, sign out.
+MFA_EXEMPT = frozenset({"account.createMfaChallenge", "account.updateMfaChallenge", "account.listMfaFactors",
+                        "account.deleteSession"})
+
+
+def factors_required(user: dict) -> int:
+    """How many factors a session of ``user`` needs (Appwrite: 2 when MFA is on and the user has
+    a verified email, phone or TOTP authenticator; else 1)."""
+    more = (as_bool(user["email_verification"]) or as_bool(user["phone_verification"])
+            or as_bool(user["mfa_totp_verified"]))
+    return 2 if as_bool(user["mfa"]) and more else 1
+
+
+def _mfa_gate(ctx, auth: Auth) -> None:
+    """401 ``user_more_factors_required`` for a session (or its JWT) with fewer factors than the
+    user needs, except on :data:`MFA_EXEMPT` routes. Reads only the already loaded row: users
+    without MFA cost one boolean test."""
+    if not as_bool(auth.user["mfa"]) or ctx.endpoint is None or ctx.endpoint.name in MFA_EXEMPT:
+        return
+    if len(auth.session["factors"]) < factors_required(auth.user):
+        raise AppwriteError("user_more_factors_required")

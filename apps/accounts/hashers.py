@@ -3,7 +3,7 @@
 New passwords are argon2id with the server's parameters (:class:`AppwriteArgon2Hasher`). The
 other hashers only *verify* hashes imported from another system (Appwrite's
 ``POST /users/<algorithm>`` routes and ``manage.py importusers``); a user signing in with one is
-moved to the server's argon2 on the first good sign-in (``services.password_check``).
+moved to the server's argon2 on the first good sign-in (``services.password_verify_and_upgrade``).
 
 Stored forms (``<algorithm>$...``, the algorithm being Appwrite's ``hash`` name; ``apps.accounts
 .passwords`` builds them from Appwrite's import parameters and turns them back into Appwrite's

@@ -25,6 +25,15 @@ class User(models.Model):
     phone_verification = models.BooleanField(default=False)
     registration = models.DateTimeField()
     password_update = models.DateTimeField(null=True, blank=True)
+    # Hashes of the last passwords (newest last), kept while the project's password history is on.
+    # Database defaults (db_default) too, so that SQL inserts which predate these columns work.
+    password_history = models.JSONField(default=list, db_default=[], blank=True)
+    mfa = models.BooleanField("MFA", default=False, db_default=False)
+    # The TOTP authenticator (one per user, as in Appwrite): its base32 secret, and whether the
+    # user proved it works. Recovery codes are single-use, 10 hex characters each.
+    mfa_totp_secret = models.CharField(max_length=64, blank=True, default="", db_default="")
+    mfa_totp_verified = models.BooleanField(default=False, db_default=False)
+    mfa_recovery_codes = models.JSONField(default=list, db_default=[], blank=True)
     accessed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
@@ -62,6 +71,8 @@ class Session(models.Model):
     ip = models.CharField(max_length=64, blank=True, default="")
     user_agent = models.CharField(max_length=512, blank=True, default="")
     expire = models.DateTimeField()
+    # When the session last completed an MFA challenge (Appwrite's mfaUpdatedAt).
+    mfa_updated_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 
@@ -98,6 +109,26 @@ class Token(models.Model):
         db_table = "accounts_token"
         constraints = [models.UniqueConstraint(fields=["project", "uid"], name="token_unique_uid")]
         indexes = [models.Index(fields=["user", "type"], name="token_user_type_idx")]
+
+    def __str__(self) -> str:
+        return self.uid
+
+
+class Challenge(models.Model):
+    """An MFA challenge (Appwrite's ``challenges``): ``type`` is ``totp``, ``email``, ``phone`` or
+    ``recoveryCode``; for email codes only ``sha256(code)`` is stored. Deleted when completed."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="challenges")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="challenges")
+    uid = models.CharField("challenge ID", max_length=36)
+    type = models.CharField(max_length=16)
+    code_hash = models.CharField(max_length=64, blank=True, default="")
+    expire = models.DateTimeField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "accounts_challenge"
+        constraints = [models.UniqueConstraint(fields=["project", "uid"], name="challenge_unique_uid")]
 
     def __str__(self) -> str:
         return self.uid

@@ -34,7 +34,7 @@ def user_model(row: dict) -> dict:
         "phone": row["phone"],
         "emailVerification": as_bool(row["email_verification"]),
         "phoneVerification": as_bool(row["phone_verification"]),
-        "mfa": False,
+        "mfa": as_bool(row.get("mfa")),
         "prefs": as_json(row["prefs"]) or {},
         "targets": [],
         "accessedAt": iso(as_dt(row["accessed_at"])),
@@ -73,7 +73,7 @@ def session_model(row: dict, *, user_uid: str, current_id: int | None, secret: s
         "current": current_id is not None and row["id"] == current_id,
         "factors": as_json(row["factors"]) or [],
         "secret": secret,
-        "mfaUpdatedAt": "",
+        "mfaUpdatedAt": iso(as_dt(row.get("mfa_updated_at"))),
     }
 
 

@@ -7,8 +7,12 @@ from apps.core.auth import memberships_sql
 _USER_COLUMNS = (
     "u.id, u.project_id, u.uid, u.email, u.name, u.password, u.status, u.labels, u.prefs, "
     "u.email_verification, u.phone, u.phone_verification, u.registration, u.password_update, "
-    "u.accessed_at, u.created_at, u.updated_at"
+    "u.accessed_at, u.created_at, u.updated_at, u.mfa, u.mfa_totp_verified"
 )
+# The session columns carried with its user on every authenticated request (the MFA gate reads
+# the factors from here: no extra query).
+_SESSION_COLUMNS = "s.id AS s_id, s.uid AS s_uid, s.expire AS s_expire, s.factors AS s_factors, " \
+    "s.mfa_updated_at AS s_mfa_updated_at"
 
 
 def user_tag(user_id: int) -> str:
@@ -22,9 +26,9 @@ async def session_with_user_get(ctx, *, project_id: int, secret_hash: str) -> di
     :func:`apps.core.auth.memberships_sql`), by the hash of the session secret, or ``None``.
     One query: the caller's roles come with the lookup."""
     return await ctx.db.fetchone(
-        f"SELECT s.id AS s_id, s.uid AS s_uid, s.expire AS s_expire, {_USER_COLUMNS}, "
+        f"SELECT {_SESSION_COLUMNS}, {_USER_COLUMNS}, "
         f"{memberships_sql(ctx.db.vendor)} AS memberships "
-        "FROM accounts_session s JOIN accounts_user u ON u.id = s.user_id "
+        "FROM accounts_session s JOIN accounts_user u ON u.id = s.user_id AND u.project_id = s.project_id "
         "WHERE s.secret_hash = %s AND s.project_id = %s",
         (secret_hash, project_id),
     )
@@ -42,9 +46,9 @@ async def session_with_user_by_uid(ctx, *, project_id: int, user_uid: str, sessi
             (project_id, user_uid),
         )
     return await ctx.db.fetchone(
-        f"SELECT s.id AS s_id, s.uid AS s_uid, s.expire AS s_expire, {_USER_COLUMNS}, "
+        f"SELECT {_SESSION_COLUMNS}, {_USER_COLUMNS}, "
         f"{memberships_sql(ctx.db.vendor)} AS memberships "
-        "FROM accounts_session s JOIN accounts_user u ON u.id = s.user_id "
+        "FROM accounts_session s JOIN accounts_user u ON u.id = s.user_id AND u.project_id = s.project_id "
         "WHERE s.project_id = %s AND s.uid = %s AND u.uid = %s",
         (project_id, session_uid, user_uid),
     )
@@ -83,3 +87,24 @@ async def session_get(ctx, *, user_id: int, session_uid: str) -> dict | None:
     return await ctx.db.fetchone(
         "SELECT * FROM accounts_session WHERE user_id = %s AND uid = %s", (user_id, session_uid)
     )
+
+
+async def user_secrets_get(ctx, *, user_id: int) -> dict | None:
+    """The user's password history, TOTP secret and recovery codes (never cached, never sent
+    except where a route returns them), or ``None``."""
+    return await ctx.db.fetchone(
+        "SELECT password_history, mfa_totp_secret, mfa_totp_verified, mfa_recovery_codes FROM accounts_user "
+        "WHERE id = %s", (user_id,))
+
+
+async def user_count(ctx, *, project_id: int, limit: int) -> int:
+    """How many users the project has, counting at most ``limit`` (enough to compare with it)."""
+    return await ctx.db.fetchval(
+        "SELECT count(*) AS n FROM (SELECT 1 FROM accounts_user WHERE project_id = %s LIMIT %s) t",
+        (project_id, limit))
+
+
+async def challenge_get(ctx, *, user_id: int, challenge_uid: str) -> dict | None:
+    """One of the user's MFA challenges by its ID, or ``None``."""
+    return await ctx.db.fetchone(
+        "SELECT * FROM accounts_challenge WHERE user_id = %s AND uid = %s", (user_id, challenge_uid))

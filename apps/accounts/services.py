@@ -9,7 +9,7 @@ from django.contrib.auth.hashers import get_hasher
 from apps.accounts import selectors
 from apps.accounts.tokens import new_secret
 from apps.core import cache
-from apps.core.db import UniqueViolation, as_dt, now
+from apps.core.db import UniqueViolation, as_dt, as_json, now
 from apps.core.errors import AppwriteError
 from apps.core.ids import unique_id
 from apps.core.runtime import run_blocking
@@ -49,7 +49,7 @@ async def password_verify(ctx, password: str, encoded: str) -> bool:
     return await run_blocking(ctx.mode, _verify_password, password, encoded)
 
 
-async def password_check(ctx, *, user: dict, password: str) -> bool:
+async def password_verify_and_upgrade(ctx, *, user: dict, password: str) -> bool:
     """Check ``password`` against ``user``'s stored hash (any imported algorithm, see
     ``apps.accounts.hashers``). After a good check of a hash that is not the server's argon2
     (an imported one, or argon2 with other parameters) the password is re-hashed with the
@@ -88,27 +88,34 @@ def unique_error(exc: UniqueViolation, *, email: str = "user_already_exists", ph
 
 
 async def user_create(ctx, *, user_uid: str, email: str, password: str, name: str, phone: str = "",
-                      stored_hash: str = "", db=None) -> dict:
+                      stored_hash: str = "", db=None, enforce_limit: bool = True) -> dict:
     """Create a user (``email`` already normalised, ``""`` for none; ``phone`` in E.164 or ``""``;
     ``password`` plain or ``""``; or ``stored_hash``, an already stored form from
-    ``apps.accounts.passwords.imported``). ``db`` runs it inside the caller's transaction.
+    ``apps.accounts.passwords.imported``). ``db`` runs it inside the caller's transaction. With
+    ``enforce_limit`` the project's user limit applies (Appwrite: every route but ``POST /users``
+    and the imports).
 
-    Raises 409 ``user_already_exists`` for a taken ID, email or phone (Appwrite's answer for all
-    three on create), 409 ``user_email_already_exists`` for an email that another user signs in
-    with through an OAuth2 identity.
+    Raises 400 ``user_count_exceeded``; 409 ``user_already_exists`` for a taken ID, email or phone
+    (Appwrite's answer for all three on create); 409 ``user_email_already_exists`` for an email
+    that another user signs in with through an OAuth2 identity.
     """
     db = db or ctx.db
+    reader = ctx if db is ctx.db else _Tx(db)
+    limit = ctx.project.get("auth_limit") or 0
+    if enforce_limit and limit and await selectors.user_count(reader, project_id=ctx.project["id"], limit=limit) >= limit:
+        raise AppwriteError("user_count_exceeded")
     await _refuse_identity_email(ctx, db, email)
     hashed = stored_hash or (await password_hash(ctx, password) if password else "")
+    history = [hashed] if hashed and ctx.project.get("auth_password_history") else []
     ts = db.dt(now())
     try:
         row = await db.fetchone(
             "INSERT INTO accounts_user (project_id, uid, email, name, password, status, labels, prefs, "
             "email_verification, phone, phone_verification, registration, password_update, accessed_at, "
-            "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-            "RETURNING id",
+            "created_at, updated_at, password_history) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
             (ctx.project["id"], user_uid, email, name, hashed, True, db.json([]), db.json({}),
-             False, phone, False, ts, ts if hashed else None, ts, ts, ts),
+             False, phone, False, ts, ts if hashed else None, ts, ts, ts, db.json(history)),
         )
     except UniqueViolation as exc:
         raise unique_error(exc) from None
@@ -143,6 +150,8 @@ async def session_create(ctx, *, user: dict, provider: str, factors: list[str], 
     The session lasts the project's session length (``auth_duration``, else ``SESSION_DURATION``).
     OAuth2 sessions pass the provider's user ID and ``provider_tokens`` = (access token, refresh
     token, access token lifetime in seconds or ``None``), stored encrypted.
+    With a project limit of sessions per user (``auth_max_sessions``), the user's oldest sessions
+    beyond it end (Appwrite: after the new session is made).
     """
     secret = new_secret()
     created = now()
@@ -167,8 +176,38 @@ async def session_create(ctx, *, user: dict, provider: str, factors: list[str], 
     await ctx.db.execute(
         "UPDATE accounts_user SET accessed_at = %s WHERE id = %s", (ctx.db.dt(created), user["id"])
     )
+    limit = ctx.project.get("auth_max_sessions") or 0
+    if limit:
+        await ctx.db.execute(
+            "DELETE FROM accounts_session WHERE user_id = %s AND id NOT IN "
+            "(SELECT id FROM accounts_session WHERE user_id = %s ORDER BY id DESC LIMIT %s)",
+            (user["id"], user["id"], limit),
+        )
     await cache.invalidate(ctx, selectors.user_tag(user["id"]))  # accessedAt of cached sessions
     return row, secret
+
+
+async def session_extend(ctx, *, user_id: int, session_id: int) -> None:
+    """``PATCH /account/sessions/{id}``: the session now ends the project's session length from
+    now (Appwrite's behaviour)."""
+    moment = now()
+    expire = moment + dt.timedelta(seconds=session_duration(ctx.project))
+    await ctx.db.execute("UPDATE accounts_session SET expire = %s, updated_at = %s WHERE id = %s",
+                         (ctx.db.dt(expire), ctx.db.dt(moment), session_id))
+    await cache.invalidate(ctx, selectors.user_tag(user_id))
+
+
+async def session_factors_set(ctx, *, user_id: int, session_id: int, factors: list[str],
+                              challenged: bool = False) -> None:
+    """Store the factors a session has proved; ``challenged`` also stamps ``mfa_updated_at``
+    (a challenge was just completed)."""
+    if challenged:
+        await ctx.db.execute("UPDATE accounts_session SET factors = %s, mfa_updated_at = %s, updated_at = %s "
+                             "WHERE id = %s", (ctx.db.json(factors), ctx.db.dt(now()), ctx.db.dt(now()), session_id))
+    else:
+        await ctx.db.execute("UPDATE accounts_session SET factors = %s, updated_at = %s WHERE id = %s",
+                             (ctx.db.json(factors), ctx.db.dt(now()), session_id))
+    await cache.invalidate(ctx, selectors.user_tag(user_id))
 
 
 async def session_delete(ctx, *, user_id: int, session_uid: str) -> dict:
@@ -186,30 +225,30 @@ async def session_delete(ctx, *, user_id: int, session_uid: str) -> dict:
     return row
 
 
-async def sessions_delete_all(ctx, *, user_id: int) -> int:
-    """Delete every session of the user; returns how many."""
-    count = await ctx.db.execute("DELETE FROM accounts_session WHERE user_id = %s", (user_id,))
+async def sessions_delete_all(ctx, *, user_id: int, keep_session_id: int | None = None) -> int:
+    """Delete every session of the user (but ``keep_session_id``); returns how many."""
+    if keep_session_id is None:
+        count = await ctx.db.execute("DELETE FROM accounts_session WHERE user_id = %s", (user_id,))
+    else:
+        count = await ctx.db.execute("DELETE FROM accounts_session WHERE user_id = %s AND id <> %s",
+                                     (user_id, keep_session_id))
     await cache.invalidate(ctx, selectors.user_tag(user_id))
     return count
 
 
-async def session_touch(ctx, *, session_id: int) -> None:
-    """Mark a session as updated (PATCH /account/sessions/{id})."""
-    await ctx.db.execute(
-        "UPDATE accounts_session SET updated_at = %s WHERE id = %s", (ctx.db.dt(now()), session_id)
-    )
-
-
 _USER_FIELDS = {"name", "email", "password", "prefs", "status", "password_update", "email_verification",
-                "phone_verification", "phone", "labels"}
+                "phone_verification", "phone", "labels", "password_history", "mfa", "mfa_totp_secret",
+                "mfa_totp_verified", "mfa_recovery_codes"}
+_JSON_FIELDS = {"prefs", "labels", "password_history", "mfa_recovery_codes"}
 
 
 async def user_update(ctx, *, user_id: int, **fields) -> dict:
     """Update user columns (``name``, ``email``, ``phone``, ``password`` hash, ``prefs``,
     ``labels``, ``status``, ``password_update``, ``email_verification``,
-    ``phone_verification``); returns the fresh row, or raises 404 ``user_not_found`` when the
-    user was deleted meanwhile. Every cached session of the user is dropped (roles follow
-    labels and verification at once).
+    ``phone_verification``, ``password_history``, ``mfa``, ``mfa_totp_secret``,
+    ``mfa_totp_verified``, ``mfa_recovery_codes``); returns the fresh row, or raises 404
+    ``user_not_found`` when the user was deleted meanwhile. Every cached session of the user is
+    dropped (roles follow labels and verification at once).
 
     Raises 409 ``user_email_already_exists`` (also for an email another user's OAuth2 identity
     reports) / ``user_phone_already_exists``.
@@ -220,7 +259,7 @@ async def user_update(ctx, *, user_id: int, **fields) -> dict:
     sets, values = [], []
     for name, value in fields.items():
         sets.append(f"{name} = %s")
-        if name in ("prefs", "labels"):
+        if name in _JSON_FIELDS:
             value = ctx.db.json(value)
         elif name == "password_update":
             value = ctx.db.dt(value)
@@ -238,13 +277,15 @@ async def user_update(ctx, *, user_id: int, **fields) -> dict:
     return row
 
 
-async def token_create(ctx, *, user: dict, type: int, secret: str, lifetime: int, phrase: str = "") -> dict:
+async def token_create(ctx, *, user: dict, type: int, secret: str, lifetime: int, phrase: str = "",
+                       db=None) -> dict:
     """Store a token of ``type`` (:class:`apps.accounts.models.TokenType`) for ``user``, valid for
-    ``lifetime`` seconds; only ``sha256(secret)`` is kept. Returns the token row (``uid``,
-    ``expire``...). Older unused tokens stay valid until they expire (Appwrite's behaviour)."""
+    ``lifetime`` seconds; only ``sha256(secret)`` is kept. ``db``: a transaction to write in
+    (default ``ctx.db``). Returns the token row (``uid``, ``expire``...). Older unused tokens stay
+    valid until they expire (Appwrite's behaviour)."""
     created = now()
     expire = created + dt.timedelta(seconds=lifetime)
-    return await ctx.db.fetchone(
+    return await (db or ctx.db).fetchone(
         "INSERT INTO accounts_token (project_id, user_id, uid, type, secret_hash, phrase, ip, user_agent, expire, "
         "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING *",
         (ctx.project["id"], user["id"], unique_id(), type, hash_secret(secret), phrase, ctx.client_ip,
@@ -252,17 +293,9 @@ async def token_create(ctx, *, user: dict, type: int, secret: str, lifetime: int
     )
 
 
-async def token_consume(ctx, *, user_uid: str, secret: str, types: tuple[int, ...]) -> tuple[dict, dict]:
-    """Use up the token of one of ``types`` whose secret is ``secret``, of the user ``user_uid``;
-    returns ``(user row, token row)``. The token is deleted in the same statement that claims it,
-    so two requests racing with one secret cannot both succeed.
-
-    Raises 401 ``user_invalid_token`` for an unknown user, a wrong, used or expired secret or a
-    token of another type (Appwrite answers all of these alike).
-    """
-    user = await selectors.user_get_by_uid(ctx, project_id=ctx.project["id"], user_uid=user_uid)
-    if user is None:
-        raise AppwriteError("user_invalid_token")
+async def token_find(ctx, *, user: dict, secret: str, types: tuple[int, ...]) -> dict:
+    """The unexpired token of one of ``types`` of ``user`` whose secret is ``secret`` (not used
+    up yet: see :func:`token_claim`). Raises 401 ``user_invalid_token``."""
     marks = ", ".join(["%s"] * len(types))
     token = await ctx.db.fetchone(
         f"SELECT * FROM accounts_token WHERE user_id = %s AND secret_hash = %s AND type IN ({marks}) "
@@ -271,7 +304,83 @@ async def token_consume(ctx, *, user_uid: str, secret: str, types: tuple[int, ..
     )
     if token is None or as_dt(token["expire"]) <= now():
         raise AppwriteError("user_invalid_token")
+    return token
+
+
+async def token_claim(ctx, *, token: dict) -> None:
+    """Use up ``token`` (delete it); raises 401 ``user_invalid_token`` when a concurrent request
+    used it a moment ago, so two requests racing with one secret cannot both succeed."""
     claimed = await ctx.db.fetchone("DELETE FROM accounts_token WHERE id = %s RETURNING id", (token["id"],))
-    if claimed is None:  # used by a concurrent request a moment ago
+    if claimed is None:
         raise AppwriteError("user_invalid_token")
+
+
+async def token_consume(ctx, *, user_uid: str, secret: str, types: tuple[int, ...]) -> tuple[dict, dict]:
+    """Use up the token of one of ``types`` whose secret is ``secret``, of the user ``user_uid``;
+    returns ``(user row, token row)``. The token is deleted in the same statement that claims it.
+
+    Raises 401 ``user_invalid_token`` for an unknown user, a wrong, used or expired secret or a
+    token of another type (Appwrite answers all of these alike).
+    """
+    user = await selectors.user_get_by_uid(ctx, project_id=ctx.project["id"], user_uid=user_uid)
+    if user is None:
+        raise AppwriteError("user_invalid_token")
+    token = await token_find(ctx, user=user, secret=secret, types=types)
+    await token_claim(ctx, token=token)
     return user, token
+
+
+# Appwrite's sign-in methods (route label ``auth.type``) -> (project setting, name in the refusal).
+AUTH_METHODS = {
+    "email-password": ("auth_email_password", "Email / Password"),
+    "magic-url": ("auth_magic_url", "Magic URL"),
+    "email-otp": ("auth_email_otp", "Email OTP"),
+    "anonymous": ("auth_anonymous", "Anonymous"),
+    "phone": ("auth_phone", "Phone"),
+    "jwt": ("auth_jwt", "JWT"),
+    "invites": ("auth_invites", "Invites"),
+}
+
+
+def auth_method_check(ctx, method: str) -> None:
+    """Refuse a sign-in ``method`` (a key of :data:`AUTH_METHODS`) the project turned off, except
+    for API keys (Appwrite: ``app/controllers/shared/api/auth.php``). Raises 501
+    ``user_auth_method_unsupported``."""
+    field, label = AUTH_METHODS[method]
+    if not ctx.auth.is_key and ctx.project.get(field) is False:
+        raise AppwriteError("user_auth_method_unsupported", f"{label} authentication is disabled for this project")
+
+
+async def recovery_code_use(ctx, *, user_id: int, code: str) -> bool:
+    """Use up one of the user's MFA recovery codes; False when ``code`` is not one of them (or a
+    concurrent request used it a moment ago)."""
+    row = await selectors.user_secrets_get(ctx, user_id=user_id)
+    codes = (as_json(row["mfa_recovery_codes"]) or []) if row else []
+    if code not in codes:
+        return False
+    left = [c for c in codes if c != code]
+    # Compare-and-set on the old list: two requests with the same code cannot both succeed.
+    changed = await ctx.db.execute(
+        "UPDATE accounts_user SET mfa_recovery_codes = %s WHERE id = %s AND mfa_recovery_codes = %s",
+        (ctx.db.json(left), user_id, ctx.db.json(codes)),
+    )
+    await cache.invalidate(ctx, selectors.user_tag(user_id))
+    return changed == 1
+
+
+async def user_delete(ctx, *, user: dict) -> None:
+    """Delete a user: gone at once (its ID and email free again, its sessions no longer
+    accepted); the worker then removes its sessions, tokens and challenges in batches, and the
+    user row (:func:`apps.accounts.tasks.purge_user`; Appwrite's deletes worker does the same).
+    For ``DELETE /users/{userId}`` (the Users service)."""
+    from apps.accounts.tasks import purge_user
+    from apps.core.queue import enqueue
+    from apps.projects.trash import trash_project_id
+
+    trash = await trash_project_id(ctx)
+    async with ctx.db.transaction() as tx:
+        await tx.execute(
+            "UPDATE accounts_user SET project_id = %s, uid = '~' || id, email = '', phone = '', status = %s "
+            "WHERE id = %s", (trash, False, user["id"]))
+        await enqueue(tx, purge_user, user_id=user["id"])
+    await cache.invalidate(ctx, selectors.user_tag(user["id"]))

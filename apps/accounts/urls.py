@@ -1,6 +1,6 @@
 """The account routes (contract §3): one declaration per endpoint."""
 
-from apps.accounts.api import account, identities, oauth2, sessions
+from apps.accounts.api import account, identities, lifecycle, mfa, oauth2, sessions, tokens, users_mfa
 from apps.accounts.api import inputs as i
 from apps.core.http.endpoint import Endpoint
 
@@ -68,4 +68,85 @@ endpoints = [
     Endpoint("GET", "/account/sessions/oauth2/{provider}/redirect", oauth2.oauth2_redirect,
              "account.getOAuth2Redirect", scope="public", input=oauth2.OAuth2Return, abuse="account.oauth2",
              status=301),
+]
+
+# --- account lifecycle: verification, recovery, sign-in tokens, MFA ----------------------------------
+_VERIFY = "/account/verifications/email"
+_VERIFY_PHONE = "/account/verifications/phone"
+_AUTH = "/account/mfa/authenticators/{type}"
+_CHALLENGES = "/account/mfa/challenges"
+_CODES = "/account/mfa/recovery-codes"
+
+endpoints += [
+    Endpoint("POST", _VERIFY, lifecycle.verification_create, "account.createEmailVerification", scope="account",
+             input=i.UrlCreate, abuse="account.verification", status=201, response="token",
+             aliases=("/account/verification",)),
+    Endpoint("PUT", _VERIFY, lifecycle.verification_confirm, "account.updateEmailVerification", scope="public",
+             input=i.TokenConfirm, abuse="account.verification.update", response="token",
+             aliases=("/account/verification",)),
+    Endpoint("POST", _VERIFY_PHONE, lifecycle.phone_verification_create, "account.createPhoneVerification",
+             scope="account", input=i.Empty, abuse="account.verification.phone", status=201, response="token",
+             aliases=("/account/verification/phone",)),
+    Endpoint("PUT", _VERIFY_PHONE, lifecycle.phone_verification_confirm, "account.updatePhoneVerification",
+             scope="public", input=i.TokenConfirm, abuse="account.verification.phone.update", response="token",
+             aliases=("/account/verification/phone",)),
+    Endpoint("POST", "/account/recovery", lifecycle.recovery_create, "account.createRecovery",
+             scope="sessions.write", input=i.RecoveryCreate, abuse="account.recovery", status=201, response="token"),
+    Endpoint("PUT", "/account/recovery", lifecycle.recovery_confirm, "account.updateRecovery",
+             scope="sessions.write", input=i.RecoveryConfirm, abuse="account.recovery.update", response="token"),
+    Endpoint("POST", "/account/tokens/magic-url", tokens.magic_url_create, "account.createMagicURLToken",
+             scope="sessions.write", input=i.MagicUrlCreate, abuse="account.token.magic-url", status=201,
+             response="token", aliases=("/account/sessions/magic-url",)),
+    Endpoint("POST", "/account/tokens/email", tokens.email_token_create, "account.createEmailToken",
+             scope="sessions.write", input=i.EmailTokenCreate, abuse="account.token.email", status=201,
+             response="token"),
+    Endpoint("POST", "/account/tokens/phone", tokens.phone_token_create, "account.createPhoneToken",
+             scope="sessions.write", input=i.PhoneTokenCreate, abuse="account.token.phone", status=201,
+             response="token", aliases=("/account/sessions/phone",)),
+    # Deprecated forms of POST /account/sessions/token (Appwrite keeps them for older SDKs).
+    Endpoint("PUT", "/account/sessions/magic-url", sessions.session_create_token, "account.updateMagicURLSession",
+             scope="sessions.write", input=i.TokenSessionCreate, abuse="account.session.token",
+             session_forbidden=True, status=201, response="session"),
+    Endpoint("PUT", "/account/sessions/phone", sessions.session_create_token, "account.updatePhoneSession",
+             scope="sessions.write", input=i.TokenSessionCreate, abuse="account.session.token",
+             session_forbidden=True, status=201, response="session"),
+    Endpoint("PATCH", "/account/mfa", mfa.mfa_update, "account.updateMFA", scope="account", input=i.MfaUpdate,
+             response="user"),
+    Endpoint("POST", _AUTH, mfa.authenticator_create, "account.createMfaAuthenticator", scope="account",
+             input=i.AuthenticatorRef, response="mfaType"),
+    Endpoint("PUT", _AUTH, mfa.authenticator_verify, "account.updateMfaAuthenticator", scope="account",
+             input=i.AuthenticatorVerify, response="user"),
+    Endpoint("DELETE", _AUTH, mfa.authenticator_delete, "account.deleteMfaAuthenticator", scope="account",
+             input=i.AuthenticatorRef, status=204),
+    Endpoint("POST", _CHALLENGES, mfa.challenge_create, "account.createMfaChallenge", scope="account",
+             input=i.ChallengeCreate, abuse="account.mfa.challenge", status=201, response="mfaChallenge",
+             aliases=("/account/mfa/challenge",)),
+    Endpoint("PUT", _CHALLENGES, mfa.challenge_confirm, "account.updateMfaChallenge", scope="account",
+             input=i.ChallengeConfirm, abuse="account.mfa.challenge.update", response="session",
+             aliases=("/account/mfa/challenge",)),
+    Endpoint("GET", "/account/mfa/factors", mfa.factors_list, "account.listMfaFactors", scope="account",
+             input=i.Empty, response="mfaFactors"),
+    Endpoint("POST", _CODES, mfa.recovery_codes_create, "account.createMfaRecoveryCodes", scope="account",
+             input=i.Empty, status=201, response="mfaRecoveryCodes"),
+    Endpoint("GET", _CODES, mfa.recovery_codes_get, "account.getMfaRecoveryCodes", scope="account",
+             input=i.Empty, response="mfaRecoveryCodes"),
+    Endpoint("PATCH", _CODES, mfa.recovery_codes_regenerate, "account.updateMfaRecoveryCodes", scope="account",
+             input=i.Empty, response="mfaRecoveryCodes"),
+]
+
+# The Users service's MFA routes (API keys). The rest of /users lives in its own module.
+_USER_MFA = "/users/{userId}/mfa"
+users_mfa_endpoints = [
+    Endpoint("PATCH", _USER_MFA, users_mfa.user_mfa_update, "users.updateMfa", scope="users.write",
+             input=i.UserMfaUpdate, response="user"),
+    Endpoint("GET", _USER_MFA + "/factors", users_mfa.user_factors_list, "users.listMfaFactors",
+             scope="users.read", input=i.UserRef, response="mfaFactors"),
+    Endpoint("DELETE", _USER_MFA + "/authenticators/{type}", users_mfa.user_authenticator_delete,
+             "users.deleteMfaAuthenticator", scope="users.write", input=i.UserAuthenticatorRef, status=204),
+    Endpoint("GET", _USER_MFA + "/recovery-codes", users_mfa.user_recovery_codes_get, "users.getMfaRecoveryCodes",
+             scope="users.read", input=i.UserRef, response="mfaRecoveryCodes"),
+    Endpoint("PATCH", _USER_MFA + "/recovery-codes", users_mfa.user_recovery_codes_create,
+             "users.createMfaRecoveryCodes", scope="users.write", input=i.UserRef, response="mfaRecoveryCodes"),
+    Endpoint("PUT", _USER_MFA + "/recovery-codes", users_mfa.user_recovery_codes_regenerate,
+             "users.updateMfaRecoveryCodes", scope="users.write", input=i.UserRef, response="mfaRecoveryCodes"),
 ]

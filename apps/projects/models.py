@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 
@@ -24,14 +25,14 @@ class Project(models.Model):
         "sessions per user", default=0,
         help_text="Most sessions a user may hold; the oldest beyond it end (0 = no limit).")
     auth_duration = models.PositiveIntegerField(
-        "session length", null=True, blank=True,
+        "session length", null=True, blank=True, validators=[MinValueValidator(60), MaxValueValidator(31536000)],
         help_text="Seconds a new session lasts (empty = the server's SESSION_DURATION).")
     auth_password_history = models.PositiveSmallIntegerField(
-        "password history", default=0, help_text="A new password may not be one of the last N (0 = off, at most 20).")
+        "password history", default=0, validators=[MaxValueValidator(20)], help_text="A new password may not be one of the last N (0 = off, at most 20).")
     auth_password_dictionary = models.BooleanField(
         "refuse common passwords", default=False, help_text="Refuse passwords from a list of common ones.")
     auth_password_min_length = models.PositiveSmallIntegerField(
-        "password minimum length", default=8, help_text="At least 8, at most 256.")
+        "password minimum length", default=8, validators=[MinValueValidator(8), MaxValueValidator(256)], help_text="At least 8, at most 256.")
     auth_personal_data_check = models.BooleanField(
         "refuse personal data in passwords", default=False,
         help_text="Refuse passwords that contain the user's ID, name, email or phone.")

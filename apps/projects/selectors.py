@@ -33,7 +33,7 @@ async def project_resolve(ctx, project_uid: str) -> dict | None:
     """The project row for a public project ID, or ``None``: ``id``, ``uid``, ``name`` and the
     authentication settings (``auth_*``, ``memberships_*`` columns of
     :class:`apps.projects.models.Project`; booleans as ``bool``, ``auth_mock_numbers`` decoded)."""
-    if len(project_uid) > 36:
+    if len(project_uid) > 36 or project_uid.startswith("~"):  # "~trash" holds deleted resources
         return None
     ttl = settings.PROJECT_CACHE_TTL
     now = time.monotonic()

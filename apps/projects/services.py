@@ -29,12 +29,60 @@ def _valid_origin(origin: str) -> bool:
     return bool(sep) and scheme in ("http", "https") and bool(rest) and "/" not in rest
 
 
-def project_create(*, project_id: str, name: str = "", origins: list[str] = ()) -> Project:
-    """Create a project with its allowed web origins.
+# Authentication settings an operator may set (Project fields) -> (minimum, maximum) for numbers,
+# None for booleans. Appwrite's limits: password length 8-256, history at most 20.
+AUTH_SETTINGS: dict[str, tuple[int, int] | None] = {
+    "auth_limit": (0, 2**31 - 1),
+    "auth_max_sessions": (0, 2**31 - 1),
+    "auth_duration": (60, 31536000),
+    "auth_password_min_length": (8, 256),
+    "auth_password_history": (0, 20),
+    "auth_password_dictionary": None,
+    "auth_personal_data_check": None,
+    "auth_invalidate_sessions": None,
+    "auth_email_password": None,
+    "auth_magic_url": None,
+    "auth_email_otp": None,
+    "auth_anonymous": None,
+    "auth_invites": None,
+    "auth_jwt": None,
+    "auth_phone": None,
+}
 
-    Raises :class:`ProjectError` for a bad or duplicate ID or a malformed origin
-    (``scheme://host[:port]`` or ``*``).
+
+def _check_auth(auth: dict) -> dict:
+    unknown = sorted(set(auth) - set(AUTH_SETTINGS))
+    if unknown:
+        raise ProjectError(f"unknown setting(s) {unknown}")
+    for field, value in auth.items():
+        bounds = AUTH_SETTINGS[field]
+        if bounds is None:
+            if not isinstance(value, bool):
+                raise ProjectError(f"{field} must be true or false")
+        elif isinstance(value, bool) or not isinstance(value, int) or not bounds[0] <= value <= bounds[1]:
+            raise ProjectError(f"{field} must be an integer from {bounds[0]} to {bounds[1]}, got {value!r}")
+    return auth
+
+
+def project_auth_update(*, project: Project, auth: dict) -> Project:
+    """Set authentication settings (``auth_*`` fields, see :data:`AUTH_SETTINGS`) of ``project``.
+    Raises :class:`ProjectError` for an unknown setting or a value out of range. Running servers
+    see the change within ``PROJECT_CACHE_TTL`` seconds."""
+    if auth:
+        for field, value in _check_auth(auth).items():
+            setattr(project, field, value)
+        project.save(update_fields=[*auth, "updated_at"])
+    return project
+
+
+def project_create(*, project_id: str, name: str = "", origins: list[str] = (), auth: dict | None = None) -> Project:
+    """Create a project with its allowed web origins and authentication settings (``auth``: see
+    :data:`AUTH_SETTINGS`; the rest keep Appwrite's defaults for a new project).
+
+    Raises :class:`ProjectError` for a bad or duplicate ID, a malformed origin
+    (``scheme://host[:port]`` or ``*``) or a bad setting.
     """
+    auth = _check_auth(dict(auth or {}))
     if project_id == "unique()":
         project_id = unique_id()
     if not is_valid_id(project_id) or project_id == "console":
@@ -44,7 +92,7 @@ def project_create(*, project_id: str, name: str = "", origins: list[str] = ()) 
         raise ProjectError(f"invalid origin {bad[0]!r}: expected scheme://host[:port] or *")
     try:
         with transaction.atomic():
-            project = Project.objects.create(uid=project_id, name=name or project_id)
+            project = Project.objects.create(uid=project_id, name=name or project_id, **auth)
             for origin in dict.fromkeys(origins):
                 Platform.objects.create(project=project, origin=origin.rstrip("/"))
     except IntegrityError:
@@ -52,14 +100,16 @@ def project_create(*, project_id: str, name: str = "", origins: list[str] = ()) 
     return project
 
 
-def project_ensure(*, project_id: str, name: str = "", origins: list[str] = ()) -> Project:
-    """The project ``project_id``, created if missing; the given origins are added to it.
+def project_ensure(*, project_id: str, name: str = "", origins: list[str] = (), auth: dict | None = None) -> Project:
+    """The project ``project_id``, created if missing; the given origins are added to it and the
+    given authentication settings set.
 
     Raises :class:`ProjectError` like :func:`project_create` for bad input.
     """
     project = Project.objects.filter(uid=project_id).first()
     if project is None:
-        return project_create(project_id=project_id, name=name, origins=origins)
+        return project_create(project_id=project_id, name=name, origins=origins, auth=auth)
+    project_auth_update(project=project, auth=dict(auth or {}))
     bad = [o for o in origins if not _valid_origin(o)]
     if bad:
         raise ProjectError(f"invalid origin {bad[0]!r}: expected scheme://host[:port] or *")

@@ -7,7 +7,7 @@ With neither ``DATABASE_URL`` nor ``REDIS_URL`` set the server runs on the embed
 
 This module holds Django's own settings; one module per sub-domain holds the rest:
 ``data`` (PostgreSQL/SQLite, Redis, caches), ``security`` (rate limits, passwords, sessions),
-``storage`` (file bytes), ``serving`` (HTTP limits, realtime, the launcher, the web demo).
+``storage`` (file bytes), ``background`` (mail, the task queue and its worker), ``serving`` (HTTP limits, realtime, the launcher, the web demo).
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "apps.avatars",
     "apps.locale",
     "apps.health",
+    "django_tasks_db",
 ]
 
 # The /v1 adapter is outermost: on /v1 the admin's middleware below it never runs.
@@ -105,7 +106,7 @@ STATIC_ROOT = _env("STATIC_ROOT", str(BASE_DIR / "var" / "static"))
 WHITENOISE_USE_FINDERS = not PRODUCTION
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
-USE_I18N = False
+USE_I18N = False  # mail languages are chosen per request (apps.core.mail), not by Django
 USE_TZ = True
 SESSION_COOKIE_SECURE = PRODUCTION
 CSRF_COOKIE_SECURE = PRODUCTION
@@ -131,6 +132,7 @@ V1_ORIGIN_CHECKER = "apps.projects.selectors.origin_allowed"
 V1_AUTHENTICATOR = "apps.accounts.authn.authenticate"
 V1_ABUSE_CHECK = "apps.abuse.services.abuse_check"
 
+from backend.settings.background import *  # noqa: E402,F403
 from backend.settings.data import *  # noqa: E402,F403
 from backend.settings.security import *  # noqa: E402,F403
 from backend.settings.services import *  # noqa: E402,F403

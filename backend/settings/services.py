@@ -42,7 +42,7 @@ HEALTH_CERTIFICATE_TIMEOUT = _env_float("HEALTH_CERTIFICATE_TIMEOUT", 10.0, posi
 HEALTH_CERTIFICATE_PORT = _env_int("HEALTH_CERTIFICATE_PORT", 443, minimum=1)
 # Where /v1/health/queue/* read queue sizes: the dotted path of a function
 # ``(queue: str) -> (size, failed)``; empty = every queue is empty (no background worker yet).
-HEALTH_QUEUE_PROVIDER = _env("HEALTH_QUEUE_PROVIDER", "")
+HEALTH_QUEUE_PROVIDER = _env("HEALTH_QUEUE_PROVIDER", "apps.core.queue.health_queue_stats")
 # /v1/health/anti-virus: a ClamAV daemon as host:port (TCP); empty = antivirus "disabled".
 ANTIVIRUS_CLAMD = _env("ANTIVIRUS_CLAMD", "")
 ANTIVIRUS_TIMEOUT = _env_float("ANTIVIRUS_TIMEOUT", 5.0, positive=True)

@@ -16,7 +16,7 @@ import yaml
 
 from tests.deploy.support import NGINX_TEMPLATE, ROOT
 
-APP_SERVICES = ("migrate", "api", "baseline")
+APP_SERVICES = ("migrate", "api", "worker", "baseline")
 _VAR = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -74,10 +74,10 @@ def settings_env_names() -> set[str]:
 
 
 def test_services_and_profiles():
-    assert set(SERVICES) == {"postgres", "redis", "migrate", "api", "lb", "baseline", "k6"}
+    assert set(SERVICES) == {"postgres", "redis", "migrate", "api", "worker", "mail", "lb", "baseline", "k6"}
     profiles = {name: s.get("profiles", []) for name, s in SERVICES.items()}
-    assert profiles == {"postgres": [], "redis": [], "migrate": [], "api": [], "lb": [], "baseline": ["baseline"],
-                        "k6": ["loadtest"]}
+    assert profiles == {"postgres": [], "redis": [], "migrate": [], "api": [], "worker": [], "mail": [], "lb": [],
+                        "baseline": ["baseline"], "k6": ["loadtest"]}
 
 
 def test_images_and_commands():
@@ -89,11 +89,13 @@ def test_images_and_commands():
     assert SERVICES["migrate"]["restart"] == "no"
     assert SERVICES["api"]["command"] == ["python", "-m", "backend.serve"]
     assert SERVICES["baseline"]["command"] == ["python", "-m", "backend.serve", "wsgi"]
+    assert SERVICES["worker"]["command"] == ["python", "manage.py", "worker"]
+    assert SERVICES["mail"]["image"].startswith("axllent/mailpit:v")
     for name in APP_SERVICES:
         assert SERVICES[name]["build"] == "."
 
 
-@pytest.mark.parametrize("name", ["postgres", "redis", "api", "lb", "baseline"])
+@pytest.mark.parametrize("name", ["postgres", "redis", "api", "mail", "lb", "baseline"])
 def test_healthchecks(name):
     check = SERVICES[name]["healthcheck"]
     assert check["test"] and check["interval"] and check["retries"]
@@ -109,6 +111,27 @@ def test_depends_on_conditions():
         assert dep[name]["postgres"] == {"condition": "service_healthy"}
         assert dep[name]["redis"] == {"condition": "service_healthy"}
     assert dep["lb"] == {"api": {"condition": "service_healthy"}}
+    assert dep["worker"] == {"migrate": {"condition": "service_completed_successfully"},
+                             "postgres": {"condition": "service_healthy"}, "mail": {"condition": "service_healthy"}}
+
+
+def test_mail_goes_to_mailpit_by_default():
+    """API and worker send through the bundled Mailpit unless SMTP_HOST says otherwise; its web
+    page is the one other published port."""
+    for name in ("api", "worker", "baseline"):
+        env = SERVICES[name]["environment"]
+        assert (env["SMTP_HOST"], env["SMTP_PORT"]) == ("mail", "1025")
+    assert SERVICES["mail"]["expose"] == ["1025"] and SERVICES["mail"]["ports"] == ["8025:8025"]
+    custom = interpolate(yaml.safe_load(RAW), {**ENV_EXAMPLE, "SMTP_HOST": "smtp.example.com", "SMTP_PORT": "587",
+                                               "SMTP_SECURE": "tls"})["services"]["worker"]["environment"]
+    assert (custom["SMTP_HOST"], custom["SMTP_PORT"], custom["SMTP_SECURE"]) == ("smtp.example.com", "587", "tls")
+
+
+def test_worker_stops_gracefully():
+    """The worker finishes its running task on SIGTERM: compose must wait longer than a task's
+    longest step (an SMTP send is bounded by SMTP_TIMEOUT)."""
+    grace = int(SERVICES["worker"]["stop_grace_period"].rstrip("s"))
+    assert grace > 2 * 15  # SMTP_TIMEOUT's default, for connect + send
 
 
 def test_volumes():
@@ -125,7 +148,7 @@ def test_api_scales_out():
     assert "ports" not in api and "container_name" not in api and api["expose"] == ["8000"]
     assert api["cpus"] == "1"  # one process, one core: --scale api=2 matches BASELINE_CPUS=2
     published = {name for name, s in SERVICES.items() if s.get("ports")}
-    assert published == {"lb", "baseline"}
+    assert published == {"lb", "baseline", "mail"}
 
 
 def test_lb_renders_the_repo_template():
@@ -184,7 +207,16 @@ def test_app_environment_loads_production_settings(name):
                          env=dict(env, DJANGO_SETTINGS_MODULE="backend.settings", PATH="/usr/bin:/bin"))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "postgres"
-    if name != "migrate":
+    if name == "worker":
+        # The worker command exists and its settings (mail, queue) load in production mode.
+        code = ("import django; from django.conf import settings; django.setup(); "
+                "from django.core.management import get_commands; assert 'worker' in get_commands(); "
+                "print(settings.MAILERS['default']['OPTIONS']['host'], settings.MAIL_ENABLED)")
+        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                             env=dict(env, DJANGO_SETTINGS_MODULE="backend.settings", PATH="/usr/bin:/bin"))
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split() == ["mail", "True"]
+    elif name != "migrate":
         mode = "wsgi" if name == "baseline" else "asgi"
         line = subprocess.run([sys.executable, "-m", "backend.serve", mode, "--print"], cwd=ROOT, text=True,
                               capture_output=True, env=dict(env, PATH="/usr/bin:/bin"), timeout=60).stdout

@@ -36,7 +36,8 @@ def test_kustomization_lists_every_manifest_but_the_example_secret():
 def test_expected_objects():
     assert set(DOCS) == {("ConfigMap", "appwrite-config"), ("Secret", "appwrite-secrets"),
                          ("PersistentVolumeClaim", "appwrite-files"), ("Job", "appwrite-migrate"),
-                         ("Deployment", "appwrite-api"), ("Service", "appwrite-api")}
+                         ("Deployment", "appwrite-api"), ("Deployment", "appwrite-worker"),
+                         ("Service", "appwrite-api")}
 
 
 def _env_from(container) -> set[tuple[str, str]]:
@@ -61,6 +62,28 @@ def test_deployment():
     assert volumes[mounts["/data/files"]]["persistentVolumeClaim"]["claimName"] == "appwrite-files"
 
 
+def test_worker_deployment():
+    dep = DOCS[("Deployment", "appwrite-worker")]
+    pod = dep["spec"]["template"]["spec"]
+    (worker,) = pod["containers"]
+    assert worker["command"] == ["python", "manage.py", "worker"]
+    assert _env_from(worker) == {("configMapRef", "appwrite-config"), ("secretRef", "appwrite-secrets")}
+    assert "ports" not in worker  # it serves nothing
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["terminationGracePeriodSeconds"] >= 2 * 15 + 10  # an SMTP send (SMTP_TIMEOUT) can finish
+    assert dep["spec"]["selector"]["matchLabels"].items() <= dep["spec"]["template"]["metadata"]["labels"].items()
+    api_labels = DOCS[("Service", "appwrite-api")]["spec"]["selector"]
+    assert not api_labels.items() <= dep["spec"]["template"]["metadata"]["labels"].items(), "the API Service must not route to workers"
+    mounts = {m["mountPath"]: m["name"] for m in worker["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes[mounts["/data/files"]]["persistentVolumeClaim"]["claimName"] == "appwrite-files"
+
+
+def test_config_sends_mail_through_smtp():
+    env = DOCS[("ConfigMap", "appwrite-config")]["data"]
+    assert env["SMTP_HOST"] and env["SMTP_SECURE"] in ("tls", "ssl")
+
+
 def test_service_selects_the_api_pods():
     svc = DOCS[("Service", "appwrite-api")]
     labels = DOCS[("Deployment", "appwrite-api")]["spec"]["template"]["metadata"]["labels"]
@@ -79,7 +102,7 @@ def test_migrate_job():
 def test_config_and_secret_make_valid_production_settings():
     env = dict(DOCS[("ConfigMap", "appwrite-config")]["data"])
     secret = DOCS[("Secret", "appwrite-secrets")]["stringData"]
-    assert set(secret) == {"SECRET_KEY", "DATABASE_URL", "REDIS_URL"}
+    assert set(secret) == {"SECRET_KEY", "DATABASE_URL", "REDIS_URL", "SMTP_USERNAME", "SMTP_PASSWORD"}
     assert not set(secret) & set(env), "secrets must not be in the ConfigMap"
     env.update(secret)
     # The example Secret ships a placeholder key, which production settings refuse (tested

@@ -32,3 +32,45 @@ def run_node(script: str, *args: str, timeout: float = 60, env: dict[str, str] |
     require_node()
     return subprocess.run(["node", script, *args], cwd=NODE_DIR, capture_output=True, text=True,
                           timeout=timeout, env=env)
+
+
+def run_node_dialog(script: str, *args: str, answer, timeout: float = 90, env: dict[str, str] | None = None
+                    ) -> tuple[list[dict], str]:
+    """Run ``node <script> <args>`` that asks questions: each stdout line is a JSON object; one
+    with a ``need`` key is passed to ``answer(question) -> str`` and the reply is written to the
+    script's stdin as one line. Returns ``(every JSON line printed, stderr)`` once the script exits
+    0; raises ``AssertionError`` with its output otherwise, ``TimeoutError`` after ``timeout``."""
+    import json
+    import select
+    import time
+
+    require_node()
+    proc = subprocess.Popen(["node", script, *args], cwd=NODE_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    lines: list[dict] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{script} did not finish in {timeout}s; saw {lines}")
+            ready, _, _ = select.select([proc.stdout], [], [], 0.5)
+            if not ready:
+                if proc.poll() is not None:
+                    break
+                continue
+            line = proc.stdout.readline()
+            if not line:
+                break
+            message = json.loads(line)
+            lines.append(message)
+            if "need" in message:
+                proc.stdin.write(answer(message) + "\n")
+                proc.stdin.flush()
+        code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+        err = proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 0, f"{script} exited {code}: {err}\n{lines}"
+    return lines, err

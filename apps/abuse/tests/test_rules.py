@@ -40,6 +40,27 @@ APPWRITE_DEFAULTS = {
     "tokens.update": (60, 60, ("ip", "method", "url", "userId")),
     "teams.membership.create": (10, 3600, ("url", "ip")),
 }
+# The account lifecycle's rules (Appwrite account.php, MFA module): several counters each.
+LIFECYCLE_DEFAULTS = {
+    "account.verification": (10, 3600, (("url", "userId"),)),
+    "account.verification.update": (10, 3600, (("url", "param.userId"),)),
+    "account.verification.phone": (10, 3600, (("url", "userId"), ("url", "ip"))),
+    "account.verification.phone.update": (10, 3600, (("param.userId",),)),
+    "account.recovery": (10, 3600, (("url", "email"), ("url", "ip"))),
+    "account.recovery.update": (10, 3600, (("url", "param.userId"),)),
+    "account.token.magic-url": (60, 3600, (("url", "email"), ("url", "ip"))),
+    "account.token.email": (10, 3600, (("url", "email"), ("url", "ip"))),
+    "account.token.phone": (10, 3600, (("url", "param.phone"), ("url", "ip"))),
+    "account.mfa.challenge": (10, 3600, (("url", "userId"),)),
+    "account.mfa.challenge.update": (10, 3600, (("url", "param.challengeId"),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIFECYCLE_DEFAULTS))
+def test_lifecycle_rules_match_appwrite(name):
+    rule = rules.DEFAULT_RULES[name]
+    assert (rule.limit, rule.window, rule.keys) == LIFECYCLE_DEFAULTS[name]
+    assert all(part in rules.KEY_PARTS for spec in rule.keys for part in spec)
 
 
 @pytest.mark.parametrize("name", sorted(APPWRITE_DEFAULTS))
@@ -51,14 +72,16 @@ def test_default_table_matches_appwrite(name):
 
 
 def test_table_has_exactly_the_documented_rules():
-    assert set(rules.DEFAULT_RULES) == set(APPWRITE_DEFAULTS)
+    assert set(rules.DEFAULT_RULES) == set(APPWRITE_DEFAULTS) | set(LIFECYCLE_DEFAULTS)
     for name in rules.DEFAULT_RULES:
         assert f"\n{name} " in rules.__doc__, f"{name} missing from the module docstring"
 
 
 def test_fail_modes_and_reset():
     closed = {n for n, r in rules.DEFAULT_RULES.items() if r.fail_closed}
-    assert closed == {"account.session.email", "account.password", "account.session.token"}
+    assert closed == {"account.session.email", "account.password", "account.session.token",
+                      "account.verification.update", "account.verification.phone.update", "account.recovery.update",
+                      "account.mfa.challenge.update"}
     assert rules.DEFAULT_RULES["account.session.token"].reset_on == {201}
     assert rules.DEFAULT_RULES["account.session.email"].reset_on == {201}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
@@ -84,3 +84,84 @@ class EmailUpdate(Strict):
 
 class PrefsUpdate(Strict):
     prefs: dict[str, Any]
+
+
+# --- account lifecycle: verification, recovery, sign-in tokens, MFA ---------------------------------
+Url = Annotated[str, StringConstraints(min_length=1, max_length=2048)]
+Secret = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+Phone = Annotated[str, StringConstraints(pattern=r"^\+[0-9]{7,15}$")]
+
+
+class UrlCreate(Strict):
+    url: Url
+
+
+class TokenConfirm(Strict):
+    userId: IdParam
+    secret: Secret
+
+
+class RecoveryCreate(Strict):
+    email: Email
+    url: Url
+
+
+class RecoveryConfirm(Strict):
+    userId: IdParam
+    secret: Secret
+    password: Password
+
+
+class MagicUrlCreate(Strict):
+    userId: IdParam
+    email: Email
+    url: Annotated[str, StringConstraints(max_length=2048)] = ""
+    phrase: bool = False
+
+
+class EmailTokenCreate(Strict):
+    userId: IdParam
+    email: Email
+    phrase: bool = False
+
+
+class PhoneTokenCreate(Strict):
+    userId: IdParam
+    phone: Phone
+
+
+class MfaUpdate(Strict):
+    mfa: bool
+
+
+class AuthenticatorRef(Strict):
+    type: Literal["totp"]
+
+
+class AuthenticatorVerify(Strict):
+    type: Literal["totp"]
+    otp: Secret
+
+
+class ChallengeCreate(Strict):
+    # Appwrite accepts the factor case-insensitively (the SDKs send "recoverycode").
+    factor: Annotated[str, StringConstraints(max_length=32)]
+
+
+class ChallengeConfirm(Strict):
+    challengeId: IdParam
+    otp: Secret
+
+
+class UserRef(Strict):
+    userId: IdParam
+
+
+class UserMfaUpdate(Strict):
+    userId: IdParam
+    mfa: bool
+
+
+class UserAuthenticatorRef(Strict):
+    userId: IdParam
+    type: Literal["totp"]

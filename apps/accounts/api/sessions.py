@@ -34,9 +34,10 @@ async def _session_response(ctx, user: dict, session: dict, secret: str):
 
 
 async def session_create_email(ctx):
+    services.auth_method_check(ctx, "email-password")
     p = ctx.params
     user = await selectors.user_get_by_email(ctx, project_id=ctx.project["id"], email=p.email)
-    ok = await services.password_check(ctx, user=user, password=p.password)
+    ok = await services.password_verify_and_upgrade(ctx, user=user, password=p.password)
     if user is None or not ok:
         raise AppwriteError("user_invalid_credentials")
     if not user["status"]:
@@ -46,6 +47,7 @@ async def session_create_email(ctx):
 
 
 async def session_create_anonymous(ctx):
+    services.auth_method_check(ctx, "anonymous")
     user = await services.user_create(ctx, user_uid=unique_id(), email="", password="", name="")
     session, secret = await services.session_create(ctx, user=user, provider="anonymous", factors=["anonymous"])
     return await _session_response(ctx, user, session, secret)
@@ -114,7 +116,7 @@ async def session_update(ctx):
     if row is None:
         raise AppwriteError("user_session_not_found")
     await session_refresh_provider_tokens(ctx, session=row)  # OAuth2 sessions with a refresh token
-    await services.session_touch(ctx, session_id=row["id"])
+    await services.session_extend(ctx, user_id=ctx.auth.user["id"], session_id=row["id"])
     row = await selectors.session_get(ctx, user_id=ctx.auth.user["id"], session_uid=uid)
     return json_response(session_model(row, user_uid=ctx.auth.user_id, current_id=ctx.auth.session["id"]))
 
@@ -138,6 +140,7 @@ async def sessions_delete(ctx):
 
 
 async def jwt_create(ctx):
+    services.auth_method_check(ctx, "jwt")
     token = encode_jwt(
         user_uid=ctx.auth.user_id, session_uid=ctx.auth.session["uid"], duration=ctx.params.duration or 900
     )

@@ -9,6 +9,7 @@ server level).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import orjson
@@ -132,14 +133,21 @@ def admission_limit(app, limit: int):
 
 
 async def _lifespan(receive, send) -> None:
+    worker = None
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
             from apps.core.http.lean_asgi import note_server
 
             note_server(send)
+            if settings.TASKS_IN_PROCESS_WORKER:  # the embedded quick start: no separate worker
+                from apps.core.worker import in_process_worker
+
+                worker = in_process_worker()
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
+            if worker is not None:  # it finishes its running task first (a few seconds at most)
+                await asyncio.get_running_loop().run_in_executor(None, worker.stop)
             try:
                 await close_databases()
                 await close_kv()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from apps.core import permissions as perm
 from apps.core.db import UniqueViolation, now
 from apps.core.errors import AppwriteError
+from apps.core.runtime import run_blocking
 from apps.databases.naming import Naming
 from apps.databases.selectors import meta
 from apps.databases.services import ddl
@@ -34,11 +35,54 @@ async def database_update(ctx, *, database: dict, fields: dict) -> dict:
     return await meta.database_get(ctx, database_uid=database["uid"])
 
 
+def _create_trash_database(project_id: int, close: bool) -> int:
+    from django.utils import timezone
+
+    from apps.databases.models import Database
+    from apps.projects.trash import TRASH_UID, orm_get_or_create
+
+    now_ = timezone.now()
+    return orm_get_or_create(Database, close, project_id=project_id, uid=TRASH_UID,
+                             defaults={"name": "Deleted tables", "enabled": False, "created_at": now_,
+                                       "updated_at": now_})
+
+
+async def _trash_database_id(ctx) -> int:
+    """The database (of the trash project) that holds deleted tables; created if missing. Call
+    it before the transaction that moves tables there."""
+    from apps.projects.trash import TRASH_UID, trash_project_id
+
+    project_id = await trash_project_id(ctx)
+    found = await ctx.db.fetchval("SELECT id FROM databases_database WHERE project_id = %s AND uid = %s",
+                                  (project_id, TRASH_UID))
+    if found is None:
+        found = await run_blocking(ctx.mode, _create_trash_database, project_id, ctx.mode == "async")
+    return found
+
+
+async def _trash_tables(tx, trash: int, table_ids: list[int]) -> None:
+    """Move tables to the trash database ``trash`` (``~<id>``, no permissions) and queue the
+    removal of their rows, in the caller's transaction (apps.projects.trash)."""
+    if not table_ids:
+        return
+    from apps.core.queue import enqueue
+    from apps.databases.tasks import purge_tables
+
+    await ddl.drop_all(tx, table_ids)
+    marks = ", ".join(["%s"] * len(table_ids))
+    await tx.execute(
+        f"UPDATE databases_table SET database_id = %s, uid = '~' || id, permissions = %s, row_security = %s, "
+        f"enabled = %s WHERE id IN ({marks})", (trash, tx.json([]), False, False, *table_ids))
+    await enqueue(tx, purge_tables, table_ids=list(table_ids))
+
+
 async def database_delete(ctx, *, database: dict) -> None:
-    """Delete a database with its tables, rows and their SQL indexes."""
+    """Delete a database: it is gone at once, its tables move to the trash and the worker deletes
+    their rows (Appwrite deletes a database's collections in its deletes worker too)."""
+    trash = await _trash_database_id(ctx)
     async with ctx.db.transaction() as tx:
         tables = await tx.fetchall("SELECT id FROM databases_table WHERE database_id = %s", (database["id"],))
-        await ddl.drop_all(tx, [t["id"] for t in tables])
+        await _trash_tables(tx, trash, [t["id"] for t in tables])
         await tx.execute("DELETE FROM databases_database WHERE id = %s", (database["id"],))
     await meta.forget_database(ctx, database)
 
@@ -74,8 +118,9 @@ async def table_update(ctx, *, database: dict, table: dict, fields: dict) -> dic
 
 
 async def table_delete(ctx, *, table: dict) -> None:
-    """Delete a table with its columns, indexes (and their SQL indexes) and rows."""
+    """Delete a table: it is gone at once (its ID free again, its SQL indexes dropped); the worker
+    deletes its rows in batches, then its columns and indexes."""
+    trash = await _trash_database_id(ctx)
     async with ctx.db.transaction() as tx:
-        await ddl.drop_all(tx, [table["id"]])
-        await tx.execute("DELETE FROM databases_table WHERE id = %s", (table["id"],))
+        await _trash_tables(tx, trash, [table["id"]])
     await meta.forget_table(ctx, table)

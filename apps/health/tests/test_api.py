@@ -121,3 +121,18 @@ def test_defaults_without_peers(api: Api):
     r = api.call("GET", "/health/time", key=True)
     assert r.status_code == 500 and r.json()["type"] == "general_server_error"
     assert time.monotonic() - started < 30
+
+
+def test_queue_sizes_are_the_task_queues(api):
+    """A background delete is queued on ``deletes`` (no worker for that queue runs here): the
+    health route counts it."""
+    def size():
+        r = api.call("GET", "/health/queue/deletes", key=True)
+        assert r.status_code == 200, r.text
+        return r.json()["size"]
+
+    before = size()
+    assert api.call("POST", "/tablesdb", key=True, json={"databaseId": "unique()", "name": "gone"}).status_code == 201
+    db = api.call("GET", "/tablesdb", key=True).json()["databases"][0]["$id"]
+    assert api.call("DELETE", f"/tablesdb/{db}", key=True).status_code == 204
+    assert size() >= before + 1

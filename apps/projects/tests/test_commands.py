@@ -63,3 +63,33 @@ def test_exists_ok_adds_origins_and_reruns(live_env, project, sql):
         assert result.stdout.strip() == project.id
     rows = sql("SELECT origin FROM projects_platform WHERE project_id = %s", (project.pk,))
     assert rows == [("http://again.test",)]
+
+
+def test_createproject_sets_authentication_settings(live_env, sql):
+    pid = f"auth-{time.monotonic_ns() % 10**9}"
+    made = manage(live_env, "createproject", pid, "--max-sessions", "3", "--password-min-length", "12",
+                  "--password-history", "5", "--password-dictionary", "--no-invalidate-sessions", "--no-magic-url",
+                  "--session-length", "3600", "--user-limit", "100")
+    assert made.returncode == 0, made.stderr
+    row = sql("SELECT auth_max_sessions, auth_password_min_length, auth_password_history, auth_password_dictionary, "
+              "auth_invalidate_sessions, auth_magic_url, auth_duration, auth_limit, auth_email_otp "
+              "FROM projects_project WHERE uid = %s", (pid,))
+    assert row == [(3, 12, 5, True, False, False, 3600, 100, True)]
+    again = manage(live_env, "createproject", pid, "--exists-ok", "--magic-url", "--max-sessions", "0")
+    assert again.returncode == 0, again.stderr
+    assert sql("SELECT auth_magic_url, auth_max_sessions, auth_password_history FROM projects_project WHERE uid = %s",
+               (pid,)) == [(True, 0, 5)]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--password-min-length", "7"], "auth_password_min_length must be an integer from 8 to 256"),
+    (["--password-history", "21"], "auth_password_history must be an integer from 0 to 20"),
+    (["--session-length", "5"], "auth_duration must be an integer from 60"),
+    (["--max-sessions", "-1"], "auth_max_sessions must be an integer from 0"),
+    (["--max-sessions", "many"], "invalid int value"),
+])
+def test_createproject_refuses_bad_settings(live_env, sql, args, message):
+    pid = f"bad-{time.monotonic_ns() % 10**9}"
+    result = manage(live_env, "createproject", pid, *args)
+    assert result.returncode != 0 and message in result.stderr, result.stderr
+    assert sql("SELECT count(*) FROM projects_project WHERE uid = %s", (pid,)) == [(0,)]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from apps.core.db import UniqueViolation, now
 from apps.core.errors import AppwriteError
-from apps.core.runtime import run_blocking
-from apps.storage import backends, selectors
+from apps.storage import selectors
 
 _FIELDS = ("name", "permissions", "file_security", "enabled", "maximum_file_size", "allowed_file_extensions",
            "compression", "encryption", "antivirus", "transformations")
@@ -43,39 +42,31 @@ async def bucket_update(ctx, *, bucket_uid: str, **fields) -> dict:
 
 
 async def bucket_delete(ctx, *, bucket_uid: str) -> None:
-    """Delete the bucket, its file rows and their bytes on the storage backend.
+    """Delete the bucket: it is gone at once (its ID free again); the worker then removes its
+    files' bytes and rows (apps.storage.tasks.purge_bucket; Appwrite deletes a bucket's files in
+    its deletes worker too).
 
     Raises 404 ``storage_bucket_not_found``.
     """
+    from apps.core.queue import enqueue
+    from apps.projects.trash import trash_project_id
+    from apps.storage.tasks import purge_bucket
+
     bucket = await selectors.bucket_get(ctx, bucket_uid=bucket_uid)
+    trash = await trash_project_id(ctx)
     async with ctx.db.transaction() as tx:
         if ctx.db.vendor == "postgresql":
             # Uploads racing the delete hold FOR KEY SHARE on the bucket through the file's
-            # foreign key: locking it first makes them wait and then fail (404) instead of the
-            # final DELETE failing on a file row that committed meanwhile (500).
+            # foreign key: locking it first makes them wait; they then land in the trashed
+            # bucket (removed with it) or, once it is gone, fail with 404.
             await tx.execute("SELECT id FROM storage_bucket WHERE id = %s FOR UPDATE", (bucket["id"],))
-        keys = [r["key"] for r in await tx.fetchall(
-            "SELECT key FROM storage_file WHERE bucket_id = %s AND status = 'ready'", (bucket["id"],)
-        )]
-        ids = [r["id"] for r in await tx.fetchall(
-            "SELECT id FROM storage_file WHERE bucket_id = %s AND status <> 'ready'", (bucket["id"],)
-        )]
-        await tx.execute(
-            "DELETE FROM storage_chunk WHERE file_id IN (SELECT id FROM storage_file WHERE bucket_id = %s)",
-            (bucket["id"],),
-        )
-        await tx.execute("DELETE FROM storage_file WHERE bucket_id = %s", (bucket["id"],))
-        await tx.execute("DELETE FROM storage_bucket WHERE id = %s", (bucket["id"],))
-    await run_blocking(ctx.mode, _delete_objects, keys, ids)
-
-
-def _delete_objects(keys: list[str], pending_ids: list[int]) -> None:
-    from apps.storage.services.uploads import remove_parts
-
-    for key in keys:
-        backends.delete(key)
-    for file_id in pending_ids:
-        remove_parts(file_id)
+        moved = await tx.execute(
+            "UPDATE storage_bucket SET project_id = %s, uid = '~' || id, permissions = %s, enabled = %s "
+            "WHERE id = %s AND project_id = %s",
+            (trash, tx.json([]), False, bucket["id"], ctx.project["id"]))
+        if not moved:  # deleted by a concurrent request a moment ago
+            raise AppwriteError("storage_bucket_not_found")
+        await enqueue(tx, purge_bucket, bucket_id=bucket["id"])
 
 
 def _adapt(ctx, name: str, value):

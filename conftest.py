@@ -293,3 +293,22 @@ def mail_worker(live_env, smtp_server):
     worker = start_worker(env, ARTIFACTS / f"worker-{os.getpid()}.log", "--queues", "mails")
     yield worker
     worker.stop()
+
+
+# --- mail flows: a project whose web origin mailed links may point to, and a client on it ------
+
+ORIGIN = "http://localhost:5173"
+
+
+@pytest.fixture
+def app_project(django_db_setup, django_db_blocker):
+    """A project with ``ORIGIN`` registered as a web platform."""
+    return make_project(django_db_blocker, origins=(ORIGIN,))
+
+
+@pytest.fixture
+def mail_api(asgi_server, app_project, mail_worker, smtp_server) -> Api:
+    """An :class:`Api` on ``app_project`` with the worker running; ``api.smtp`` is the SMTP server."""
+    api = Api(asgi_server, app_project)
+    api.smtp = smtp_server
+    return api

@@ -369,18 +369,24 @@ async def recovery_code_use(ctx, *, user_id: int, code: str) -> bool:
 
 
 async def user_delete(ctx, *, user: dict) -> None:
-    """Delete a user: gone at once (its ID and email free again, its sessions no longer
-    accepted); the worker then removes its sessions, tokens and challenges in batches, and the
-    user row (:func:`apps.accounts.tasks.purge_user`; Appwrite's deletes worker does the same).
-    For ``DELETE /users/{userId}`` (the Users service)."""
+    """Delete a user: gone at once (its ID, email and phone free again, its sessions, tokens and
+    memberships no longer accepted or listed: each lookup requires the user to be in its own
+    project); the worker then removes every row that refers to the user, and the user row
+    (:func:`apps.accounts.tasks.purge_user`; Appwrite's deletes worker does the same). Rows and
+    files the user created stay. For ``DELETE /users/{userId}`` (the Users service).
+
+    Raises 404 ``user_not_found`` when a concurrent request deleted it first."""
     from apps.accounts.tasks import purge_user
     from apps.core.queue import enqueue
     from apps.projects.trash import trash_project_id
 
     trash = await trash_project_id(ctx)
     async with ctx.db.transaction() as tx:
-        await tx.execute(
+        moved = await tx.execute(
             "UPDATE accounts_user SET project_id = %s, uid = '~' || id, email = '', phone = '', status = %s "
-            "WHERE id = %s", (trash, False, user["id"]))
-        await enqueue(tx, purge_user, user_id=user["id"])
+            "WHERE id = %s AND project_id = %s", (trash, False, user["id"], ctx.project["id"]))
+        if moved:
+            await enqueue(tx, purge_user, user_id=user["id"])
     await cache.invalidate(ctx, selectors.user_tag(user["id"]))
+    if not moved:
+        raise AppwriteError("user_not_found")

@@ -1,7 +1,7 @@
-"""Writes of the Users service (API keys): delete a user, server-made sessions and tokens.
+"""Writes of the Users service (API keys): server-made sessions and tokens.
 
-Creating and updating users go through ``apps.accounts.services`` (``user_create``,
-``user_update``), shared with the account routes.
+Creating, updating and deleting users go through ``apps.accounts.services`` (``user_create``,
+``user_update``, ``user_delete``), shared with the account routes.
 """
 
 from __future__ import annotations
@@ -9,44 +9,10 @@ from __future__ import annotations
 import math
 import secrets
 
-from apps.accounts import selectors, services
+from apps.accounts import services
 from apps.accounts.models import TokenType
-from apps.core import cache
 from apps.core.db import ForeignKeyViolation
 from apps.core.errors import AppwriteError
-from apps.core.runtime import SYNC, run_blocking
-
-
-def _orm_delete(user_pk: int, close: bool) -> bool:
-    from django.db import connection, transaction
-
-    from apps.accounts.models import User
-
-    try:
-        with transaction.atomic():
-            # The row lock holds off rows that would refer to the user (a membership being
-            # added) until it is gone; their foreign key check then fails instead of this commit.
-            if not User.objects.select_for_update().filter(pk=user_pk).exists():
-                return False
-            deleted, _ = User.objects.filter(pk=user_pk).delete()
-        return deleted > 0
-    finally:
-        if close:  # an executor thread: give its connection back
-            connection.close()
-
-
-async def user_delete(ctx, *, user: dict) -> None:
-    """Delete ``user`` with everything that belongs to the account: sessions (they stop working
-    at once), tokens, memberships, log entries. Rows and files the user created stay, as in
-    Appwrite. Goes through the ORM so that every table referring to users is cleaned, whichever
-    app owns it.
-
-    Raises 404 ``user_not_found`` when a concurrent request deleted it first.
-    """
-    deleted = await run_blocking(ctx.mode, _orm_delete, user["id"], ctx.mode != SYNC)
-    await cache.invalidate(ctx, selectors.user_tag(user["id"]))
-    if not deleted:
-        raise AppwriteError("user_not_found")
 
 
 def token_secret(length: int) -> str:

@@ -33,7 +33,7 @@ def membership_model(row: dict, *, project: dict | None = None) -> dict:
     """The ``Membership`` JSON. With ``project`` (a session caller reading a team's members) the
     member fields the project hides (``memberships_*`` settings) are blank, and ``userId`` is
     left out, as Appwrite does; without it (keys, and the answers of write routes) all are sent.
-    ``mfa`` is false: this server has no MFA yet."""
+    ``mfa`` is whether the member has turned MFA on."""
     model = {
         "$id": row["uid"],
         "$createdAt": iso(as_dt(row["created_at"])),
@@ -47,7 +47,7 @@ def membership_model(row: dict, *, project: dict | None = None) -> dict:
         "invited": iso(as_dt(row["invited"])),
         "joined": iso(as_dt(row["joined"])),
         "confirm": as_bool(row["confirm"]),
-        "mfa": False,
+        "mfa": as_bool(row.get("user_mfa")),
         "userAccessedAt": iso(as_dt(row["user_accessed_at"])),
         "roles": as_json(row["roles"]) or [],
     }

@@ -20,7 +20,10 @@ MEMBERSHIPS_SQL = {
     ),
 }
 
-_TOTAL = "(SELECT COUNT(*) FROM teams_membership tm WHERE tm.team_id = t.id AND tm.confirm)"
+# A deleted user leaves the project at once (moved to the trash project; the worker deletes the
+# rows later): memberships count and list only with their user still in the team's project.
+_TOTAL = ("(SELECT COUNT(*) FROM teams_membership tm JOIN accounts_user tu ON tu.id = tm.user_id "
+          "AND tu.project_id = tm.project_id WHERE tm.team_id = t.id AND tm.confirm)")
 TEAM_COLUMNS = f"t.id, t.uid, t.name, t.prefs, t.created_at, t.updated_at, {_TOTAL} AS total"
 
 TEAM_ATTRIBUTES = {
@@ -35,10 +38,10 @@ TEAM_ATTRIBUTES = {
 MEMBERSHIP_COLUMNS = (
     "m.id, m.uid, m.roles, m.confirm, m.secret_hash, m.invited, m.joined, m.created_at, m.updated_at, "
     "m.team_id, m.user_id, t.uid AS team_uid, t.name AS team_name, u.uid AS user_uid, u.name AS user_name, "
-    "u.email AS user_email, u.phone AS user_phone, u.accessed_at AS user_accessed_at"
+    "u.email AS user_email, u.phone AS user_phone, u.accessed_at AS user_accessed_at, u.mfa AS user_mfa"
 )
 MEMBERSHIP_SOURCE = ("teams_membership m JOIN teams_team t ON t.id = m.team_id "
-                     "JOIN accounts_user u ON u.id = m.user_id")
+                     "JOIN accounts_user u ON u.id = m.user_id AND u.project_id = m.project_id")
 
 MEMBERSHIP_ATTRIBUTES = {
     "$id": listing.Column("m.uid", "string"),

@@ -134,16 +134,26 @@ async def _membership_insert(ctx, db, *, team_id: int, user_id: int, roles: list
     return uid
 
 
-async def invitation_send(ctx, *, team: dict, membership: dict, invitee: dict, url: str, secret: str) -> None:
-    """Send the invitation to ``invitee``: an email with a link to ``url`` carrying
-    ``membershipId``, ``userId``, ``secret``, ``teamId`` and ``teamName`` (Appwrite's invitation
-    mail), or an SMS of the link when the invitee has only a phone number.
+async def invitation_send(ctx, db, *, team: dict, membership: dict, invitee: dict, url: str, secret: str) -> None:
+    """Queue the invitation mail to ``invitee``: a link to ``url`` carrying ``membershipId``,
+    ``userId``, ``secret``, ``teamId`` and ``teamName`` (Appwrite's invitation mail), in the
+    language of the request's ``X-Appwrite-Locale``.
 
-    Called inside the transaction that stores the invitation, so a failure leaves nothing
-    behind. This server has no mail delivery yet: it raises 503 ``general_smtp_disabled``, the
-    answer Appwrite gives when SMTP is not configured.
+    ``db`` is the transaction that stores the invitation, so a failure leaves nothing behind and
+    the mail is queued only if the invitation commits. Raises 503 ``general_phone_disabled`` for
+    an invitee with only a phone number (an SMS would be needed; this server has no SMS provider).
     """
-    raise AppwriteError("general_smtp_disabled")
+    from apps.accounts.links import url_with
+    from apps.accounts.mails import invitation_mail, request_locale
+
+    if not invitee["email"]:
+        raise AppwriteError("general_phone_disabled")
+    link = url_with(url, {"membershipId": membership["uid"], "userId": invitee["uid"], "secret": secret,
+                          "teamId": team["uid"], "teamName": team["name"]})
+    inviter = ctx.auth.user or {}
+    await invitation_mail(db, recipient=invitee["email"], recipient_name=invitee["name"], project=ctx.project["name"],
+                          team=team["name"], inviter=inviter.get("name") or inviter.get("email", ""), url=link,
+                          locale=request_locale(ctx))
 
 
 class _InTransaction:
@@ -188,7 +198,7 @@ async def _invitee(ctx, db, *, user_uid: str, email: str, phone: str, name: str)
             raise AppwriteError("user_count_exceeded", "Project registration is restricted. Contact your "
                                                        "administrator for more information.")
     created = await accounts.user_create(ctx, user_uid=unique_id(), email=email, phone=phone, password="",
-                                         name=name or email, db=db)
+                                         name=name or email, db=db, enforce_limit=False)  # checked above
     return created, True
 
 
@@ -201,7 +211,7 @@ async def membership_create(ctx, *, team: dict, user_uid: str, email: str, phone
 
     Raises 401 ``user_unauthorized``, 404 ``user_not_found``, 409 ``user_already_exists``,
     409 ``membership_already_confirmed``, 400 ``user_count_exceeded``,
-    503 ``general_smtp_disabled`` (invitations need mail).
+    503 ``general_phone_disabled`` (an invitation to a phone number only).
     """
     if not selectors.is_owner(ctx.auth, team["uid"]):
         raise AppwriteError("user_unauthorized", "User is not allowed to send invitations for this team")
@@ -233,7 +243,7 @@ async def membership_create(ctx, *, team: dict, user_uid: str, email: str, phone
                 raise AppwriteError("membership_already_confirmed")
         membership = await selectors.membership_get(ctx, membership_uid=uid, db=tx)
         if not by_key:
-            await invitation_send(ctx, team=team, membership=membership, invitee=invitee, url=url, secret=secret)
+            await invitation_send(ctx, tx, team=team, membership=membership, invitee=invitee, url=url, secret=secret)
     if by_key:
         await _forget_users(ctx, invitee["id"])
     return membership, created

@@ -1,7 +1,7 @@
 // The official web SDK 27 Teams service under Node, against a live server.
 // Usage: node teams.mjs <endpoint> <projectId> <ownerSession> <outsiderSession>
 // The owner creates a team, renames it, sets prefs, reads and updates its membership, tries an
-// invitation (503 while the server has no mail delivery) and deletes the team; the outsider
+// invitation (queued as mail; the membership waits unconfirmed) and deletes the team; the outsider
 // may not see it. Prints one JSON line of what the SDK returned; exits 1 on an unexpected error.
 globalThis.window = globalThis;
 globalThis.localStorage = { getItem: () => null, setItem: () => {}, removeItem: () => {} };
@@ -24,9 +24,9 @@ try {
   out.got = (await owner.getMembership({ teamId: team.$id, membershipId: mine.$id })).$id === mine.$id;
   out.updated = (await owner.updateMembership({ teamId: team.$id, membershipId: mine.$id, roles: ['owner', 'x'] })).roles;
   try {
-    await owner.createMembership({ teamId: team.$id, roles: [], email: `w${Date.now()}@example.com`,
-      url: 'http://localhost/join' });
-    out.invite = 'sent';
+    const invited = await owner.createMembership({ teamId: team.$id, roles: [], email: `w${Date.now()}@example.com`,
+      url: new URL(endpoint).origin + '/join' });
+    out.invite = invited.confirm ? 'confirmed' : 'invited';
   } catch (e) {
     out.invite = e instanceof AppwriteException ? `${e.code} ${e.type}` : String(e);
   }

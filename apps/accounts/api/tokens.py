@@ -76,11 +76,19 @@ async def magic_url_create(ctx):
 
 async def email_token_create(ctx):
     """``POST /account/tokens/email``: mail a 6-digit sign-in code (valid 15 minutes). Raises 501
-    (email code sign-in off), 503 ``general_smtp_disabled``."""
+    (email code sign-in off), 503 ``general_smtp_disabled``, 400 ``general_bad_request`` (a new
+    account for an email another user's OAuth2 identity reports)."""
     services.auth_method_check(ctx, "email-otp")
     p = ctx.params
     require_mail()
-    user = await _user_for_email(ctx, user_id=p.userId, email=p.email)
+    try:
+        user = await _user_for_email(ctx, user_id=p.userId, email=p.email)
+    except AppwriteError as err:
+        if err.type != "user_email_already_exists":
+            raise
+        # A new account for an email that another user's OAuth2 identity reports: Appwrite's
+        # email-code route answers this with a plain 400 (its magic-URL route with the 409).
+        raise AppwriteError("general_bad_request", "Email already exists") from None
     phrase = security_phrase() if p.phrase else ""
     code = f"{secrets.randbelow(1_000_000):06d}"
     async with ctx.db.transaction() as tx:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import orjson
 
 from apps.accounts import passwords, selectors, services, users_selectors, users_services
+from apps.accounts.password_policy import history_after, password_check
 from apps.accounts.responses import session_model, token_model, user_model
 from apps.accounts.tokens import encode_jwt, encode_session_token
-from apps.core.db import ForeignKeyViolation
+from apps.core.db import ForeignKeyViolation, as_json
 from apps.core.errors import AppwriteError, invalid_argument
 from apps.core.events import WriteEvent, announce
 from apps.core.http.context import json_response, no_content
@@ -61,8 +62,13 @@ async def _created(ctx, row: dict):
 
 async def user_create(ctx):
     p = ctx.params
-    row = await services.user_create(ctx, user_uid=resolve_id(p.userId, "userId"), email=p.email or "",
-                                     phone=p.phone or "", password=p.password or "", name=p.name)
+    user_uid = resolve_id(p.userId, "userId")
+    if p.password:
+        await password_check(ctx, p.password, user_uid=user_uid, email=p.email or "", name=p.name,
+                             phone=p.phone or "")
+    # Appwrite: the project's user limit binds sign-ups, not the Users service.
+    row = await services.user_create(ctx, user_uid=user_uid, email=p.email or "", phone=p.phone or "",
+                                     password=p.password or "", name=p.name, enforce_limit=False)
     return await _created(ctx, row)
 
 
@@ -78,7 +84,7 @@ def _hashed_creator(algorithm: str):
             if algorithm == "scryptMod" else None,
         )
         row = await services.user_create(ctx, user_uid=resolve_id(p.userId, "userId"), email=p.email, password="",
-                                         name=p.name, stored_hash=stored)
+                                         name=p.name, stored_hash=stored, enforce_limit=False)
         return await _created(ctx, row)
 
     handler.__name__ = f"user_create_{algorithm.lower()}"
@@ -102,7 +108,7 @@ async def user_get(ctx):
 
 async def user_delete(ctx):
     user = await _user(ctx)
-    await users_services.user_delete(ctx, user=user)
+    await services.user_delete(ctx, user=user)
     await _announce(ctx, admin_user_model(user), "delete")
     return no_content()
 
@@ -135,8 +141,15 @@ async def user_update_password(ctx):
     from apps.core.db import now
 
     password = ctx.params.password
-    hashed = await services.password_hash(ctx, password) if password else ""
-    model, user = await _update(ctx, "password", password=hashed, password_update=now())
+    fields = {"password": "", "password_update": now()}
+    if password:  # "" removes the password (Appwrite)
+        user = await _user(ctx)
+        history = as_json((await selectors.user_secrets_get(ctx, user_id=user["id"]))["password_history"]) or []
+        await password_check(ctx, password, user_uid=user["uid"], email=user["email"], name=user["name"],
+                             phone=user["phone"], history=history)
+        fields["password"] = await services.password_hash(ctx, password)
+        fields["password_history"] = history_after(ctx, history, fields["password"])
+    model, user = await _update(ctx, "password", **fields)
     if password and ctx.project.get("auth_invalidate_sessions"):
         await services.sessions_delete_all(ctx, user_id=user["id"])
     return json_response(model)

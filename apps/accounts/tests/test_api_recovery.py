@@ -12,8 +12,7 @@ from appwrite.client import Client
 from appwrite.exception import AppwriteException
 from appwrite.services.account import Account
 
-from apps.accounts.tests.conftest import ORIGIN
-from conftest import Api
+from conftest import ORIGIN, Api
 from tests.mail import link_in, text_of
 
 

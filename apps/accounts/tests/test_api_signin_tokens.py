@@ -14,8 +14,7 @@ from appwrite.exception import AppwriteException
 from appwrite.id import ID
 from appwrite.services.account import Account
 
-from apps.accounts.tests.conftest import ORIGIN
-from conftest import Api, make_project
+from conftest import ORIGIN, Api, make_project
 from tests.mail import code_in, link_in, text_of
 
 

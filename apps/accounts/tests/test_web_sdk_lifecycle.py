@@ -9,7 +9,7 @@ import time
 import pyotp
 import pytest
 
-from apps.accounts.tests.conftest import ORIGIN
+from conftest import ORIGIN
 from tests.mail import code_in, link_in
 from tests.websdk import run_node_dialog
 

@@ -3,24 +3,20 @@ Users service's ``GET /users/{userId}/memberships``."""
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from apps.accounts import services as accounts
 from apps.accounts.api.cookies import set_session_cookies
+from apps.accounts.links import redirect_check
 from apps.accounts.tokens import encode_session_token
 from apps.accounts.users_selectors import user_require
 from apps.core.db import as_dt
 from apps.core.errors import AppwriteError, invalid_argument
 from apps.core.http.context import json_response, no_content
 from apps.core.ids import resolve_id
+from apps.core.mail import require_mail
 from apps.core.queries import parse_queries
-from apps.projects.selectors import origin_allowed
 from apps.teams import selectors, services
 from apps.teams.api.events import announce_membership
 from apps.teams.responses import membership_model
-
-_URL_REFUSED = ("Invalid URI. Register your new client ({host}) as a new Web platform on your project console "
-                "dashboard")
 
 
 def _shown(ctx, row: dict) -> dict:
@@ -46,21 +42,6 @@ async def memberships_list(ctx):
     return json_response({"total": total, "memberships": [_shown(ctx, r) for r in rows]})
 
 
-async def _check_url(ctx, url: str) -> None:
-    """An invitation link must lead to one of the project's web platforms (Appwrite's Redirect
-    validator, which stops the invitation mail from becoming an open redirect).
-    Raises 400 ``general_argument_invalid``."""
-    if not url:
-        raise invalid_argument("url", "URL is required")
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.scheme not in ("http", "https") or not host:
-        raise invalid_argument("url", _URL_REFUSED.format(host=host or url[:64]))
-    origin = f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}"
-    if host != "localhost" and not await origin_allowed(ctx, origin, ctx.project):
-        raise invalid_argument("url", _URL_REFUSED.format(host=host))
-
-
 async def membership_create(ctx):
     p = ctx.params
     if not (p.userId or p.email or p.phone):
@@ -68,7 +49,12 @@ async def membership_create(ctx):
     if not ctx.auth.is_key:
         if not ctx.project.get("auth_invites", True):
             raise AppwriteError("user_auth_method_unsupported")
-        await _check_url(ctx, p.url)
+        # The invitation link must lead to one of the project's web platforms (Appwrite's
+        # Redirect validator: the mail must not become an open redirect); it needs mail.
+        if not p.url:
+            raise invalid_argument("url", "URL is required")
+        await redirect_check(ctx, p.url)
+        require_mail()
     team = await selectors.team_readable(ctx, team_uid=p.teamId)
     membership_uid = resolve_id(p.membershipId, "membershipId") if p.membershipId else ""
     row, _ = await services.membership_create(ctx, team=team, user_uid=p.userId, email=p.email, phone=p.phone,

@@ -77,3 +77,25 @@ def test_two_adds_of_one_member(race_api: Api, sql):
     assert sorted(r.status_code for r in answers) == [201, 409, 409, 409], [r.text for r in answers]
     assert {r.json()["type"] for r in answers if r.status_code == 409} == {"membership_already_confirmed"}
     assert api.call("GET", f"/teams/{tid}", key=True).json()["total"] == 1
+
+
+def test_a_deleted_user_leaves_their_teams_at_once(api, sql, django_db_blocker):
+    """DELETE /users answers at once and the worker removes the rest later; meanwhile the
+    user's memberships are neither listed nor counted, and the purge deletes them."""
+    from apps.accounts.tasks import purge_user
+
+    user, _ = api.signup(name="Leaving")
+    team = api.call("POST", "/teams", key=True, json={"teamId": "unique()", "name": "Crew"}).json()
+    assert api.call("POST", f"/teams/{team['$id']}/memberships", key=True,
+                    json={"userId": user["$id"], "roles": []}).status_code == 201
+    assert api.call("GET", f"/teams/{team['$id']}", key=True).json()["total"] == 1
+    internal = sql("SELECT id FROM accounts_user WHERE uid = %s AND project_id = %s", (user["$id"], api.project.pk))[0][0]
+    assert api.call("DELETE", f"/users/{user['$id']}", key=True).status_code == 204
+    assert api.call("GET", f"/teams/{team['$id']}", key=True).json()["total"] == 0
+    assert api.call("GET", f"/teams/{team['$id']}/memberships", key=True).json()["memberships"] == []
+    again = api.call("DELETE", f"/users/{user['$id']}", key=True)
+    assert again.status_code == 404 and again.json()["type"] == "user_not_found"
+    with django_db_blocker.unblock():
+        purge_user.call(user_id=internal)  # what the worker runs
+    assert sql("SELECT COUNT(*) FROM teams_membership WHERE user_id = %s", (internal,)) == [(0,)]
+    assert sql("SELECT COUNT(*) FROM accounts_user WHERE id = %s", (internal,)) == [(0,)]

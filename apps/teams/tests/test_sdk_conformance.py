@@ -190,9 +190,9 @@ def test_teams_service(target):
         Teams(_client(server, project)).update_membership_status(team_id=team.id, membership_id=added.id,
                                                                  user_id=added.userid, secret="wrong")
     assert err.value.code == 401 and err.value.type == "team_invalid_secret"
-    with pytest.raises(AppwriteException) as err:
-        mine.create_membership(team_id=team.id, roles=[], email=f"inv{n}@example.com", url="http://localhost/join")
-    assert err.value.code == 503 and err.value.type == "general_smtp_disabled"
+    invited = mine.create_membership(team_id=team.id, roles=[], email=f"inv{n}@example.com",
+                                     url="http://127.0.0.1/join")  # the API's own host: mail queued
+    assert invited.confirm is False and invited.joined == ""
     member_session = Users(admin).create_session(user_id=added.userid).secret
     theirs = Teams(_client(server, project, session=member_session))
     assert theirs.get(team_id=team.id).total == 2

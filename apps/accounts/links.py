@@ -1,4 +1,5 @@
-"""Links that mails carry: which redirect URLs a project accepts, and adding the token to one.
+"""Where the server may send a browser: the redirect URLs a project accepts (mailed links,
+invitations, OAuth2 ``success``/``failure``), and adding parameters to one.
 
 Appwrite's ``Redirect`` validator (``src/Appwrite/Network/Validator/Redirect.php``): an http(s)
 URL must point at a host registered as a web platform of the project (``*.example.com``
@@ -9,6 +10,7 @@ wildcards allowed) or at the API's own host; the only other schemes are ``exp`` 
 from __future__ import annotations
 
 import fnmatch
+import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from apps.core.errors import invalid_argument
@@ -18,6 +20,10 @@ _REFUSED = ("Invalid URI. Register your new client ({host}) as a new Web platfor
             "console dashboard")
 
 
+_UNSAFE = re.compile(r"[\\\x00-\x20\x7f]")  # read differently by browsers and Python: refused
+MAX_LENGTH = 2048
+
+
 def _hostname(value: str) -> str:
     try:
         return (urlsplit(value).hostname or "").lower()
@@ -25,30 +31,43 @@ def _hostname(value: str) -> str:
         return ""
 
 
+async def redirect_allowed(ctx, url: str, api_host: str = "") -> bool:
+    """True when the project may send a browser (or a mailed link) to ``url``: an http(s) URL on
+    the hostname of one of its web platforms (``*.example.com`` wildcards, any port) or of this
+    API (``api_host``, default the request's host), or the ``exp`` / ``appwrite-callback-<projectId>``
+    schemes of native apps. URLs with backslashes, control characters or spaces, user info, a bad
+    port or more than 2048 characters are refused outright."""
+    if not url or len(url) > MAX_LENGTH or _UNSAFE.search(url):
+        return False
+    try:
+        parts = urlsplit(url)
+        port_ok = parts.port is None or 0 < parts.port < 65536
+    except ValueError:
+        return False
+    scheme = parts.scheme.lower()
+    if scheme in ("exp", f"appwrite-callback-{ctx.project_id}".lower()):
+        return True
+    host = (parts.hostname or "").lower()
+    if scheme not in ("http", "https") or not host or not port_ok or parts.username is not None:
+        return False
+    if host == (api_host or _hostname(f"http://{ctx.host}")):
+        return True
+    for origin in await platform_origins(ctx, ctx.project["id"]):
+        if origin == "*":
+            return True
+        allowed = _hostname(origin)
+        if allowed and (host == allowed or ("*" in allowed and fnmatch.fnmatchcase(host, allowed))):
+            return True
+    return False
+
+
 async def redirect_check(ctx, url: str, param: str = "url") -> None:
-    """Refuse ``url`` unless the project may redirect there.
+    """Refuse ``url`` unless :func:`redirect_allowed`.
 
     Raises 400 ``general_argument_invalid`` (``Invalid `<param>` param: Invalid URI...``).
     """
-    try:
-        parts = urlsplit(url)
-        host = (parts.hostname or "").lower()
-    except ValueError:
-        raise invalid_argument(param, _REFUSED.format(host=url[:64])) from None
-    scheme = parts.scheme.lower()
-    if scheme in ("exp", f"appwrite-callback-{ctx.project_id}".lower()):
-        return
-    if scheme not in ("http", "https") or not host:
-        raise invalid_argument(param, _REFUSED.format(host=host or url[:64]))
-    if host == _hostname(f"http://{ctx.host}"):
-        return
-    for origin in await platform_origins(ctx, ctx.project["id"]):
-        if origin == "*":
-            return
-        allowed = _hostname(origin)
-        if allowed and (host == allowed or ("*" in allowed and fnmatch.fnmatchcase(host, allowed))):
-            return
-    raise invalid_argument(param, _REFUSED.format(host=host))
+    if not await redirect_allowed(ctx, url):
+        raise invalid_argument(param, _REFUSED.format(host=_hostname(url) or url[:64]))
 
 
 def url_with(url: str, params: dict[str, str]) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import secrets
 from typing import Annotated
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode, urlsplit
 
 import orjson
 from django.conf import settings
@@ -29,11 +29,11 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from apps.accounts import services
 from apps.accounts.api.cookies import set_session_cookies
 from apps.accounts.api.inputs import Strict
+from apps.accounts.links import redirect_allowed, url_with
 from apps.accounts.models import TokenType
 from apps.accounts.oauth2 import client, flow, handoff
 from apps.accounts.oauth2.config import provider_config_get
 from apps.accounts.oauth2.providers import APPWRITE_PROVIDERS, SPECS
-from apps.accounts.oauth2.redirects import redirect_allowed
 from apps.accounts.oauth2.state import binding_cookie_name, new_state_key, state_consume, state_create
 from apps.accounts.tokens import encode_session_token
 from apps.core.db import as_dt
@@ -83,6 +83,10 @@ class OAuth2Callback(OAuth2Return):
     projectId: Annotated[str, StringConstraints(min_length=1, max_length=1024)]
 
 
+def _hostname(url: str) -> str:
+    return (urlsplit(url).hostname or "").lower()
+
+
 def api_base(ctx) -> str:
     """This API's public ``scheme://host[:port]`` (``OAUTH2_CALLBACK_BASE``, else the request's)."""
     return settings.OAUTH2_CALLBACK_BASE or f"{ctx.scheme}://{ctx.host}"
@@ -90,12 +94,6 @@ def api_base(ctx) -> str:
 
 def _redirect(location: str) -> Response:
     return Response(status=301, content_type="text/html; charset=utf-8", headers=[("Location", location), *_NO_STORE])
-
-
-def _with_query(url: str, params: dict[str, str]) -> str:
-    parts = urlsplit(url)
-    query = "&".join(q for q in (parts.query, urlencode(params)) if q)
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, parts.fragment))
 
 
 async def oauth2_session_start(ctx):
@@ -116,7 +114,7 @@ async def _start(ctx, *, token: bool) -> Response:
     base = api_base(ctx)
     for name in ("success", "failure"):
         value = getattr(p, name)
-        if value and not await redirect_allowed(ctx, value, base):
+        if value and not await redirect_allowed(ctx, value, _hostname(base)):
             raise invalid_argument(name, _BAD_URL)
     cfg = await provider_config_get(ctx, p.provider)
     spec = SPECS[p.provider]
@@ -161,7 +159,7 @@ async def oauth2_callback(ctx):
 def _failure_response(failure: str, err: AppwriteError | client.ProviderError) -> Response:
     status = err.status if isinstance(err, AppwriteError) else CATALOGUE[err.type][0]
     error = orjson.dumps({"message": err.message, "type": err.type, "code": status}).decode()
-    return _redirect(_with_query(failure, {"error": error}))
+    return _redirect(url_with(failure, {"error": error}))
 
 
 async def oauth2_redirect(ctx):
@@ -178,9 +176,9 @@ async def oauth2_redirect(ctx):
         raise AppwriteError("general_bad_request", "The sign-in state is missing, expired or was already used. "
                             "Please start the sign-in again.")
     base = api_base(ctx)
-    if not await redirect_allowed(ctx, state["success"], base):
+    if not await redirect_allowed(ctx, state["success"], _hostname(base)):
         raise AppwriteError("project_invalid_success_url")
-    if not await redirect_allowed(ctx, state["failure"], base):
+    if not await redirect_allowed(ctx, state["failure"], _hostname(base)):
         raise AppwriteError("project_invalid_failure_url")
     try:
         response = await _finish(ctx, p, state)
@@ -226,7 +224,7 @@ async def _finish(ctx, p: OAuth2Return, state: dict) -> Response:
                 secret = secrets.token_hex(32)
                 await services.token_create(ctx, user=user, type=TokenType.OAUTH2, secret=secret,
                                             lifetime=session_duration(ctx.project))
-                return _redirect(_with_query(state["success"], {"userId": user["uid"],
+                return _redirect(url_with(state["success"], {"userId": user["uid"],
                                                                 "secret": handoff.wrap(secret, p.provider)}))
             if linking is not None:  # Appwrite replaces the session that asked for the link
                 await services.session_delete(ctx, user_id=linking["id"], session_uid=ctx.auth.session["uid"])

@@ -73,3 +73,10 @@ def row_model(naming: Naming, database: dict, table: dict, row: dict, select: li
             if not key.startswith("$"):
                 out[key] = data.get(key)
     return out
+
+
+def transaction_model(t: dict) -> dict:
+    """Transaction JSON (Appwrite 1.8): ``$id, $createdAt, $updatedAt, status, operations,
+    expiresAt``."""
+    return {"$id": t["uid"], "$createdAt": _ts(t["created_at"]), "$updatedAt": _ts(t["updated_at"]),
+            "status": t["status"], "operations": int(t["operations"]), "expiresAt": _ts(t["expires_at"])}

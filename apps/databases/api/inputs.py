@@ -82,6 +82,15 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
                                **{naming.column: (PathId, ...)}, value=(int | float | None, None),
                                min=(int | float | None, None), **_TX),
     }
+    tx = {"transactionId": (PathId, ...)}
+    m.update({
+        "TransactionCreate": _model(f"{prefix}TransactionCreate", ttl=(int, 300)),
+        "TransactionList": _model(f"{prefix}TransactionList", queries=(Queries, None)),
+        "TransactionRef": _model(f"{prefix}TransactionRef", **tx),
+        "TransactionUpdate": _model(f"{prefix}TransactionUpdate", **tx, commit=(bool, False), rollback=(bool, False)),
+        "TransactionOperations": _model(f"{prefix}TransactionOperations", **tx,
+                                        operations=(list[Any] | None, None)),
+    })
     for kind in KINDS.values():
         extra: dict[str, Any] = {}
         for p in kind.params:

@@ -110,6 +110,19 @@ async def table_meta_with_row(ctx, *, database_uid: str, table_uid: str, row_uid
     return database, table, row
 
 
+async def table_by_pk(ctx, *, table_pk: int) -> tuple[dict | None, dict | None]:
+    """``(database, table)`` of the project's table with primary key ``table_pk`` (staged
+    transaction operations name tables this way), or ``(None, None)``. Never cached."""
+    db_cols = ", ".join(f"d.{c} AS d_{c}" for c in _DB_COLS)
+    found = await ctx.db.fetchone(
+        f"SELECT {db_cols}, {_table_select(ctx.db)} FROM databases_table t "
+        "JOIN databases_database d ON d.id = t.database_id WHERE t.id = %s AND d.project_id = %s",
+        (table_pk, ctx.project["id"]))
+    if found is None:
+        return None, None
+    return _database(found, "d_"), _table(found, "t_")
+
+
 # (project id, database uid, table uid) -> (database, table with columns and indexes).
 _tables = cache.LocalCache("tables")
 

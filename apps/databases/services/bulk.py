@@ -18,11 +18,11 @@ from apps.databases.schema import validate_data
 from apps.databases.selectors.meta import run_plan
 from apps.databases.selectors.rows import ROW_COLUMNS, fields_of
 from apps.databases.services.rows import (
-    _permissions,
     allowed,
     announce_rows,
     data_of,
     insert_rows,
+    item_permissions,
     perm_list,
     prepare_new,
     require_create,
@@ -67,7 +67,7 @@ async def rows_upsert(ctx, *, naming: Naming, database: dict, table: dict, items
         permissions = item.get("$permissions")
         uid = resolve_id(str(item.get("$id") or "unique()"), naming.row_id)
         data = {k: v for k, v in item.items() if not k.startswith("$")}
-        prepared.append((uid, data, None if permissions is None else _permissions(ctx, permissions)))
+        prepared.append((uid, data, None if permissions is None else item_permissions(ctx, permissions)))
     async with ctx.db.transaction() as tx:
         results = [await upsert_in(ctx, tx, naming, table, uid, data, perms) for uid, data, perms in prepared]
     await announce_rows(ctx, database, table, [row for row, _ in results],
@@ -75,7 +75,7 @@ async def rows_upsert(ctx, *, naming: Naming, database: dict, table: dict, items
     return [row for row, _ in results]
 
 
-async def _matching(ctx, table: dict, queries: list[Query], action: str) -> list[dict]:
+async def matching_rows(ctx, table: dict, queries: list[Query], action: str) -> list[dict]:
     """Rows matched by ``queries`` that the caller may ``action`` (all of them unless a
     ``limit`` query says otherwise, up to :data:`qp.MAX_COUNT`)."""
     if not (ctx.auth.is_key or perm.allows(ctx.auth, table["permissions"], action) or table["row_security"]):
@@ -92,7 +92,7 @@ async def rows_update(ctx, *, naming: Naming, database: dict, table: dict, data:
                       queries: list[Query]) -> list[dict]:
     """Apply the same partial ``data`` to every matching row the caller may update."""
     changes = validate_data(table["columns"], data or {}, partial=True, invalid=structure_error(naming))
-    targets = await _matching(ctx, table, queries, "update")
+    targets = await matching_rows(ctx, table, queries, "update")
     out = []
     async with ctx.db.transaction() as tx:
         for row in targets:
@@ -104,7 +104,7 @@ async def rows_update(ctx, *, naming: Naming, database: dict, table: dict, data:
 
 async def rows_delete(ctx, *, naming: Naming, database: dict, table: dict, queries: list[Query]) -> list[dict]:
     """Delete every matching row the caller may delete; returns the deleted rows."""
-    targets = await _matching(ctx, table, queries, "delete")
+    targets = await matching_rows(ctx, table, queries, "delete")
     if targets:
         async with ctx.db.transaction() as tx:
             ids = [r["id"] for r in targets]

@@ -40,7 +40,7 @@ def allowed(auth, table: dict, row_permissions: list[str], action: str) -> bool:
     return table["row_security"] and perm.allows(auth, row_permissions, action)
 
 
-def _permissions(ctx, given: list[str] | None) -> list[str]:
+def item_permissions(ctx, given: list[str] | None) -> list[str]:
     if given is None:
         return perm.default_item_permissions(ctx.auth)
     out = perm.normalize(given, perm.ITEM_ACTIONS)
@@ -156,7 +156,7 @@ def prepare_new(ctx, naming: Naming, table: dict, data: dict, permissions: list[
     if permissions is None and isinstance(data.get("$permissions"), list):
         permissions = data["$permissions"]
     values = validate_data(table["columns"], data, partial=False, invalid=structure_error(naming))
-    return stored_data(naming, values), _permissions(ctx, permissions)
+    return stored_data(naming, values), item_permissions(ctx, permissions)
 
 
 async def row_create(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, data: dict,
@@ -200,7 +200,7 @@ async def row_update(ctx, *, naming: Naming, database: dict, table: dict, row_ui
     if not data and permissions is None:
         raise naming.error("row", "missing_payload")
     changes = validate_data(table["columns"], data or {}, partial=True, invalid=structure_error(naming))
-    new_permissions = None if permissions is None else _permissions(ctx, permissions)
+    new_permissions = None if permissions is None else item_permissions(ctx, permissions)
     if loaded is None:
         raise naming.error("row", "not_found")
     if loaded is not _UNLOADED:
@@ -230,7 +230,7 @@ async def row_upsert(ctx, *, naming: Naming, database: dict, table: dict, row_ui
                      permissions: list[str] | None) -> tuple[dict, bool]:
     """PUT: update the row if it exists (merging ``data``), else create it. ``(row, created)``."""
     row_uid = resolve_id(row_uid, naming.row_id)
-    new_permissions = None if permissions is None else _permissions(ctx, permissions)
+    new_permissions = None if permissions is None else item_permissions(ctx, permissions)
     async with ctx.db.transaction() as tx:
         row, created = await upsert_in(ctx, tx, naming, table, row_uid, data or {}, new_permissions)
     await announce_row(ctx, database, table, row, "create" if created else "update")
@@ -254,15 +254,10 @@ async def upsert_in(ctx, tx, naming: Naming, table: dict, row_uid: str, data: di
     return await write_row(tx, naming, row, stored_data(naming, values), perms), False
 
 
-async def row_increment(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, key: str,
-                        delta: int | float, bound: int | float | None) -> dict:
-    """Add ``delta`` (negative to decrement) to numeric column ``key``; an unset value counts as 0.
-
-    ``bound`` is the caller's ``max`` (increment) or ``min`` (decrement). Raises 404 for an
-    unknown row or column, 400 ``general_argument_invalid`` for a non-numeric column or a
-    non-positive value, 400 ``*_invalid_structure`` when the result passes ``bound`` or the
-    column's own range, 401 ``user_unauthorized``.
-    """
+def increment_column(naming: Naming, table: dict, key: str, delta: int | float) -> tuple[dict, str]:
+    """``(column, base)`` of numeric column ``key`` for an increment by ``delta``. Raises 404 for
+    an unknown column, 400 ``general_argument_invalid`` for a non-numeric one or a fractional
+    ``delta`` on an integer column."""
     from apps.databases.schema import KINDS
 
     column = next((c for c in table["columns"] if c["key"] == key), None)
@@ -273,19 +268,39 @@ async def row_increment(ctx, *, naming: Naming, database: dict, table: dict, row
         raise AppwriteError("general_argument_invalid", f'{naming.column.capitalize()} "{key}" is not numeric.')
     if base == "integer" and isinstance(delta, float) and not delta.is_integer():
         raise AppwriteError("general_argument_invalid", "Invalid `value` param: Value must be a valid integer")
+    return column, base
+
+
+async def increment_in(ctx, tx, naming: Naming, table: dict, row: dict, key: str, delta: int | float,
+                       bound: int | float | None) -> dict:
+    """The write of :func:`row_increment` on ``row`` (locked in ``tx``), permission-checked."""
+    _, base = increment_column(naming, table, key, delta)
+    if not allowed(ctx.auth, table, perm_list(row), "update"):
+        raise AppwriteError("user_unauthorized")
+    data = data_of(row)
+    value = (data.get(key) or 0) + (int(delta) if base == "integer" else delta)
+    if bound is not None and (value > bound if delta > 0 else value < bound):
+        raise naming.error("row", "invalid_structure",
+                           f'{naming.column.capitalize()} "{key}" would pass the limit {bound}.')
+    changes = validate_data(table["columns"], {key: value}, partial=True, invalid=structure_error(naming))
+    return await write_row(tx, naming, row, stored_data(naming, {**data, **changes}), perm_list(row))
+
+
+async def row_increment(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, key: str,
+                        delta: int | float, bound: int | float | None) -> dict:
+    """Add ``delta`` (negative to decrement) to numeric column ``key``; an unset value counts as 0.
+
+    ``bound`` is the caller's ``max`` (increment) or ``min`` (decrement). Raises 404 for an
+    unknown row or column, 400 ``general_argument_invalid`` for a non-numeric column or a
+    non-positive value, 400 ``*_invalid_structure`` when the result passes ``bound`` or the
+    column's own range, 401 ``user_unauthorized``.
+    """
+    increment_column(naming, table, key, delta)
     async with ctx.db.transaction() as tx:
         row = await row_for_write(tx, table=table, row_uid=row_uid)
         if row is None:
             raise naming.error("row", "not_found")
-        if not allowed(ctx.auth, table, perm_list(row), "update"):
-            raise AppwriteError("user_unauthorized")
-        data = data_of(row)
-        value = (data.get(key) or 0) + (int(delta) if base == "integer" else delta)
-        if bound is not None and (value > bound if delta > 0 else value < bound):
-            raise naming.error("row", "invalid_structure",
-                               f'{naming.column.capitalize()} "{key}" would pass the limit {bound}.')
-        changes = validate_data(table["columns"], {key: value}, partial=True, invalid=structure_error(naming))
-        row = await write_row(tx, naming, row, stored_data(naming, {**data, **changes}), perm_list(row))
+        row = await increment_in(ctx, tx, naming, table, row, key, delta, bound)
     await announce_row(ctx, database, table, row, "update")
     return row
 

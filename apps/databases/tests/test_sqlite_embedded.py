@@ -82,3 +82,32 @@ def test_sqlite_end_to_end(embedded):
     assert t.call("DELETE", f"{t.T}/columns/count").status_code == 204
     assert "count" not in t.call("GET", f"{t.R}/r0").json()
     assert t.call("DELETE", t.T).status_code == 204
+
+
+def test_sqlite_transactions_with_sdk(embedded):
+    """Transactions on the embedded default: staged writes, reads through the transaction, an
+    atomic commit, and a conflict that applies nothing."""
+    from appwrite.client import Client
+    from appwrite.exception import AppwriteException
+    from appwrite.services.tables_db import TablesDB
+
+    tdb = TablesDB(Client().set_endpoint(embedded.server.endpoint).set_project("embedded")
+                   .set_key(embedded.project.key))
+    t = Tdb(embedded).setup(columns=[("varchar", {"key": "title", "size": 32, "required": True}),
+                                     ("integer", {"key": "n", "required": False})])
+    tdb.create_row(t.db, t.table, "base", {"title": "base", "n": 1})
+    tx = tdb.create_transaction()
+    tdb.create_row(t.db, t.table, "a", {"title": "a"}, transaction_id=tx.id)
+    tdb.increment_row_column(t.db, t.table, "base", "n", value=4, transaction_id=tx.id)
+    assert tdb.list_rows(t.db, t.table).total == 1
+    assert tdb.get_row(t.db, t.table, "base", transaction_id=tx.id).data["n"] == 5
+    assert tdb.update_transaction(tx.id, commit=True).status == "committed"
+    assert tdb.get_row(t.db, t.table, "base").data["n"] == 5 and tdb.list_rows(t.db, t.table).total == 2
+    tx = tdb.create_transaction()
+    tdb.create_row(t.db, t.table, "b", {"title": "b"}, transaction_id=tx.id)
+    tdb.update_row(t.db, t.table, "base", {"n": 6}, transaction_id=tx.id)
+    tdb.update_row(t.db, t.table, "base", {"n": 7})
+    with pytest.raises(AppwriteException) as err:
+        tdb.update_transaction(tx.id, commit=True)
+    assert err.value.type == "transaction_conflict"
+    assert tdb.list_rows(t.db, t.table).total == 2 and tdb.get_row(t.db, t.table, "base").data["n"] == 7

@@ -106,6 +106,8 @@ def probe(client: Client, url: str) -> dict[str, bool]:
         "files": route_exists(client, "GET", "/storage/buckets"),
         "bench": route_exists(client, "GET", "/bench/cpu"),
         "realtime": realtime_available(url, client.project),
+        # Servers without transactions take "transactions" for a database ID (404 database_not_found).
+        "transactions": client.call("GET", "/tablesdb/transactions").status_code == 200,
     }
 
 

@@ -46,7 +46,7 @@ def fresh_on_rejection(view):
 
 def queries_of(ctx) -> list:
     """The parsed ``queries`` parameter (400 ``general_query_invalid`` when malformed)."""
-    return parse_queries(getattr(ctx.params, "queries", None))
+    return parse_queries(getattr(ctx.params, "queries", None), extended=True)
 
 
 async def table_and_row_of(ctx, naming: Naming, row_uid: str) -> tuple[dict, dict, dict | None]:

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from apps.core.errors import AppwriteError
 from apps.core.http.context import json_response, no_content
+from apps.databases import listfilter
 from apps.databases.api.common import queries_of, table_of
 from apps.databases.naming import Naming
 from apps.databases.responses import column_model, index_model
@@ -14,24 +14,18 @@ from apps.databases.services import indexes as index_svc
 _PATH = ("databaseId", "tableId", "collectionId", "key", "description")
 
 
-def _list_window(ctx, items: list) -> tuple[int, list]:
-    """limit/offset queries over an in-memory list (columns and indexes are few)."""
-    limit, offset = 5000, 0
-    for q in queries_of(ctx):
-        if q.method == "limit":
-            limit = q.values[0]
-        elif q.method == "offset":
-            offset = q.values[0]
-        else:
-            raise AppwriteError("general_query_invalid", f"Invalid query: only limit and offset are supported here, "
-                                                         f"not {q.method}")
-    return len(items), items[offset:offset + limit]
+def _list_window(ctx, items: list, model, fields: dict[str, str]) -> tuple[int, list]:
+    """The list route's queries over ``items`` (columns or indexes, few): see ``listfilter``."""
+    models = {id(i): model(i) for i in items}
+    rows = [{"$id": i["key"], **models[id(i)], "$sequence": i["id"], "_item": id(i)} for i in items]
+    total, page = listfilter.apply(rows, queries_of(ctx), fields)
+    return total, [models[row["_item"]] for row in page]
 
 
 async def column_list(ctx, naming: Naming):
     _, table = await table_of(ctx, naming)
-    total, items = _list_window(ctx, table["columns"])
-    return json_response({"total": total if ctx.params.total else 0, naming.columns: [column_model(c) for c in items]})
+    total, items = _list_window(ctx, table["columns"], column_model, listfilter.COLUMN_FIELDS)
+    return json_response({"total": total if ctx.params.total else 0, naming.columns: items})
 
 
 async def column_create(ctx, naming: Naming, kind: str):
@@ -63,9 +57,15 @@ async def column_delete(ctx, naming: Naming):
 
 async def index_list(ctx, naming: Naming):
     _, table = await table_of(ctx, naming)
-    total, items = _list_window(ctx, table["indexes"])
+
+    def model(i):
+        out = index_model(naming, i)
+        return {**out, "attributes": i["columns"], "columns": i["columns"]}
+
+    total, items = _list_window(ctx, table["indexes"], model, listfilter.INDEX_FIELDS)
+    other = "columns" if naming.index_columns == "attributes" else "attributes"
     return json_response({"total": total if ctx.params.total else 0,
-                          "indexes": [index_model(naming, i) for i in items]})
+                          "indexes": [{k: v for k, v in i.items() if k != other} for i in items]})
 
 
 async def index_create(ctx, naming: Naming):

@@ -213,17 +213,26 @@ async def run_plan(ctx, listing: qp.Listing, p: qp.Plan, select: str, total: boo
         cond, cparams = qp.cursor_condition(ctx.db, p.orders, values, reverse)
         where.append(cond)
         params.extend(cparams)
-    rows = await ctx.db.fetchall(page_sql(listing.source, where, p, select, reverse), params)
-    if reverse:
-        rows.reverse()
-    count = 0
-    if total:
-        if p.cursor is None and len(rows) < p.limit and (rows or p.offset == 0):
-            count = p.offset + len(rows)  # a short page ends the listing: no second query needed
-        else:
-            csql, cparams = qp.count_sql(listing.source, p)
-            count = await ctx.db.fetchval(csql, cparams)
+    try:
+        rows = await ctx.db.fetchall(page_sql(listing.source, where, p, select, reverse), params)
+        if reverse:
+            rows.reverse()
+        count = 0
+        if total:
+            if p.cursor is None and len(rows) < p.limit and (rows or p.offset == 0):
+                count = p.offset + len(rows)  # a short page ends the listing: no second query needed
+            else:
+                csql, cparams = qp.count_sql(listing.source, p)
+                count = await ctx.db.fetchval(csql, cparams)
+    except Exception as exc:
+        if _sqlstate(exc) == "2201B":  # a regex PostgreSQL reads differently from Python's re
+            raise qp.invalid("the regex pattern is not a valid PostgreSQL regular expression") from None
+        raise
     return min(int(count or 0), qp.MAX_COUNT), rows
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    return getattr(exc, "sqlstate", None) or getattr(exc.__cause__, "sqlstate", None)
 
 
 async def database_list(ctx, *, queries: list[Query], search: str | None, total: bool) -> tuple[int, list[dict]]:

@@ -87,7 +87,8 @@ async def column_update(ctx, *, naming: Naming, table: dict, kind: str, key: str
                     await tx.execute("UPDATE databases_index SET columns = %s WHERE id = %s",
                                      (tx.json(cols), index["id"]))
                     await ddl.drop(tx, table["id"], index["id"])
-                    await ddl.create(tx, table["id"], {**index, "columns": cols})
+                    await ddl.create(tx, table["id"], {**index, "columns": cols},
+                                     ddl.array_keys(table) | ({new_key} if column["array"] else set()))
     await meta.forget_table(ctx, table)
     return column_from_row(row)
 

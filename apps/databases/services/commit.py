@@ -219,7 +219,7 @@ class Replay:
 
     async def _bulk_match(self, c, database, table, action: str, data: dict, staged_at) -> None:
         n = self.naming
-        queries = parse_queries(data.get("queries") or [])
+        queries = parse_queries(data.get("queries") or [], extended=True)
         changes = None
         if action == "bulkUpdate":
             changes = validate_data(table["columns"], data.get("data") or {}, partial=True, invalid=structure_error(n))

@@ -4,7 +4,11 @@ Each user index becomes ``udx_<table pk>_<index pk>`` on ``databases_row`` restr
 table (``WHERE table_id = <pk>``), over the same expressions the query compiler emits, so the
 planner can use it for filters and orders. ``unique`` becomes a UNIQUE index (a clash on write
 is a UniqueViolation -> 409). ``fulltext`` is a GIN index over ``to_tsvector`` on PostgreSQL;
-on SQLite it has no SQL index (search falls back to a substring match).
+on SQLite it has no SQL index (search falls back to a substring match). ``trigram`` is a GIN
+``gin_trgm_ops`` index over the text values on PostgreSQL (serving ``contains``,
+``startsWith``, ``endsWith`` and ``regex``); none on SQLite. A ``key`` index over one array
+column is a GIN ``jsonb_path_ops`` index on PostgreSQL, which serves ``contains``,
+``containsAny`` and ``containsAll``.
 """
 
 from __future__ import annotations
@@ -24,10 +28,20 @@ def _expr(db, key: str) -> str:
     return "(" + dialect.index_expr(db, key).replace("r.data", "data") + ")"
 
 
-def create_sql(db, table_pk: int, index: dict) -> str | None:
-    """The CREATE INDEX statement for ``index`` (``None`` when the vendor has none)."""
+def create_sql(db, table_pk: int, index: dict, arrays: frozenset[str] = frozenset()) -> str | None:
+    """The CREATE INDEX statement for ``index`` (``None`` when the vendor has none); ``arrays``
+    are the keys of the table's array columns."""
     name = index_name(table_pk, index["id"])
     where = f"WHERE table_id = {int(table_pk)}"
+    if index["type"] == "trigram":
+        if not dialect.is_pg(db):
+            return None
+        parts = ", ".join(f"({dialect.data_text_expr(db, k).replace('r.data', 'data')}) gin_trgm_ops"
+                          for k in index["columns"])
+        return f"CREATE INDEX {name} ON {dialect.ROWS} USING gin ({parts}) {where}"
+    if (index["type"] == "key" and dialect.is_pg(db) and len(index["columns"]) == 1
+            and index["columns"][0] in arrays):
+        return f"CREATE INDEX {name} ON {dialect.ROWS} USING gin ({_expr(db, index['columns'][0])} jsonb_path_ops) {where}"
     if index["type"] == "fulltext":
         if not dialect.is_pg(db):
             return None
@@ -48,8 +62,13 @@ def create_sql(db, table_pk: int, index: dict) -> str | None:
     return f"CREATE {unique}INDEX {name} ON {dialect.ROWS} ({', '.join(cols)}) {where}"
 
 
-async def create(db, table_pk: int, index: dict) -> None:
-    statement = create_sql(db, table_pk, index)
+def array_keys(table: dict) -> frozenset[str]:
+    """The keys of ``table``'s array columns (for :func:`create_sql`)."""
+    return frozenset(c["key"] for c in table["columns"] if c["array"])
+
+
+async def create(db, table_pk: int, index: dict, arrays: frozenset[str] = frozenset()) -> None:
+    statement = create_sql(db, table_pk, index, arrays)
     if statement:
         await db.execute(statement)
 

@@ -62,7 +62,7 @@ def _require_key(ctx) -> None:
 
 
 def _check_queries(ctx, table: dict, raw: Any) -> list[str]:
-    queries = parse_queries(raw)
+    queries = parse_queries(raw, extended=True)
     lst = qp.Listing(f"{dialect.ROWS} r", [], [], fields_of(ctx.db, table))
     qp.plan(ctx.db, lst, queries, allow_select=False)
     return list(raw or []) if not isinstance(raw, str) else [raw]

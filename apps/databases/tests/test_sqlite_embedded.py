@@ -111,3 +111,12 @@ def test_sqlite_transactions_with_sdk(embedded):
         tdb.update_transaction(tx.id, commit=True)
     assert err.value.type == "transaction_conflict"
     assert tdb.list_rows(t.db, t.table).total == 2 and tdb.get_row(t.db, t.table, "base").data["n"] == 7
+
+
+def test_sqlite_query_methods(embedded):
+    """Every SDK 27 filter method on the embedded default (regex through Python's ``re``)."""
+    from apps.databases.tests.test_query_methods import CASES, ids, make_shop
+
+    shop = make_shop(embedded.server.endpoint, "embedded", embedded.project.key)
+    for name, query, expected in CASES:
+        assert ids(shop, query) == expected, name

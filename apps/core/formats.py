@@ -5,8 +5,10 @@ the 1.8-line Python SDKs 1.8.0). The newest shapes are the default; for an older
 response JSON goes through every filter registered for its model with a version boundary above
 the client's format, newest boundary first, as Appwrite's response filters stack
 (``app/controllers/general.php``: V27 for < 2.0.0, ..., V21 for < 1.9.0, V20 for < 1.8.0...).
-A format newer than this server adds ``X-Appwrite-Warning`` (Appwrite's text). Without the
-header, ``RESPONSE_FORMAT`` (setting) applies; empty means the current format.
+A format newer than this server gets the current shapes and, unlike Appwrite, no
+``X-Appwrite-Warning``: the SDKs print that warning ("downgrade your SDK") on every call, and the
+SDK 27 line they would be told to downgrade from is the one this server is built for. Without
+the header, ``RESPONSE_FORMAT`` (setting) applies; empty means the current format.
 
 Cost: one header lookup per request (versions are parsed once per distinct string); only
 responses to clients older than a registered boundary of their model are decoded and encoded
@@ -130,21 +132,10 @@ def transform(model: str, data: dict, asked: Version) -> dict:
     return data
 
 
-def _warning(asked: Version) -> str:
-    fmt = ".".join(map(str, asked))
-    return (f"The current SDK is built for Appwrite {fmt}. However, the current Appwrite server version is "
-            f"{settings.APPWRITE_VERSION}. Please downgrade your SDK to match the Appwrite version: "
-            "https://appwrite.io/docs/sdks")
-
-
 def finish(ctx, response) -> None:
     """Adapt a /v1 ``response`` to the client's format in place (pipeline, after the handler)."""
     asked = requested(ctx)
-    if asked is None:
-        return
-    now = current()
-    if asked > now:
-        response.headers.append(("X-Appwrite-Warning", _warning(asked)))
+    if asked is None or asked > current():
         return
     endpoint = ctx.endpoint
     model = getattr(endpoint, "response", "") if endpoint is not None else ""

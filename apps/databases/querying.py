@@ -37,6 +37,7 @@ class Field:
     key: str = ""
     array: bool = False
     fulltext: bool = False
+    relation: bool = False  # a relationship column ("virtual" base: its side cannot be filtered)
 
 
 @dataclass(slots=True)
@@ -47,6 +48,8 @@ class Listing:
     resolve: Callable[[str], Field | None]
     uid: str = "r.uid"
     seq: str = "r.id"
+    # key -> (listing of the related rows, link(sub_select) -> condition), for dotted filters
+    relate: Callable[[str], Any] | None = None
 
 
 @dataclass(slots=True)
@@ -129,6 +132,8 @@ def _filter(db, listing: Listing, q: Query) -> tuple[str, list]:  # noqa: C901, 
         joiner = " AND " if q.method == "and" else " OR "
         return "(" + joiner.join(p[0] for p in parts) + ")", [v for p in parts for v in p[1]]
     m = q.method
+    if "." in q.attribute and listing.resolve(q.attribute) is None:
+        return _through(db, listing, q)
     if m in ("exists", "notExists"):  # every named attribute has (exists) / lacks (notExists) a value
         nulls = " AND ".join(f"{_field(listing, name).expr} IS {'NOT ' if m == 'exists' else ''}NULL"
                              for name in q.values)
@@ -136,6 +141,8 @@ def _filter(db, listing: Listing, q: Query) -> tuple[str, list]:  # noqa: C901, 
     if m == "elemMatch":
         raise invalid("elemMatch is not supported by the database")
     f = _field(listing, q.attribute)
+    if f.base == "virtual":
+        raise invalid(f'Cannot query on virtual relationship attribute "{q.attribute}"')
     if m in VECTOR:
         raise invalid("Vector queries can only be used on vector attributes")
     if f.base == "spatial" or m in SPATIAL or m in DISTANCE:
@@ -202,6 +209,19 @@ def _raw_value(db, f: Field, value: Any, attribute: str) -> Any:
     return _value(db, plain, value, attribute)
 
 
+def _through(db, listing: Listing, q: Query) -> tuple[str, list]:
+    """A filter on a related row's attribute (``author.name``): the rows whose related rows
+    (the ones the caller may read) match, as a sub-query."""
+    head, rest = q.attribute.split(".", 1)
+    found = listing.relate(head) if listing.relate is not None else None
+    if found is None:
+        raise invalid(f"Attribute not found in schema: {q.attribute}")
+    sub, link = found
+    sql, params = _filter(db, sub, Query(q.method, rest, q.values))
+    inner = f"SELECT r.uid FROM {sub.source} WHERE {' AND '.join([*sub.where, sql])}"
+    return link(inner), [*sub.params, *params]
+
+
 def spatial_filter(db, f: Field, q: Query) -> tuple[str, list]:
     """Spatial predicates (``apps.databases.spatial``); refused on other attributes."""
     from apps.databases import spatial
@@ -224,6 +244,8 @@ def plan(db, listing: Listing, queries: list[Query], *, allow_select: bool = Tru
             p.random = True
         elif m in ORDERS:
             f = _field(listing, q.attribute)
+            if f.relation:
+                raise invalid(f'Cannot order by relationship attribute "{q.attribute}"')
             p.orders.append((f.expr, m == "orderDesc", bool(f.key)))
         elif m == "limit":
             if q.values[0] > MAX_LIMIT:
@@ -239,7 +261,9 @@ def plan(db, listing: Listing, queries: list[Query], *, allow_select: bool = Tru
             if not allow_select:
                 raise invalid("select is not supported here")
             for name in q.values:
-                if name != "*" and listing.resolve(name) is None:
+                head = name.split(".", 1)[0]
+                found = None if name == "*" else listing.resolve(head)
+                if name != "*" and (found is None or ("." in name and not found.relation)):
                     raise invalid(f'Attribute not found in schema: {name}')
             p.select = (p.select or []) + list(q.values)
     if p.random and p.cursor is not None:

@@ -49,7 +49,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("url", "string", "url", fixed_size=2000),
     Kind("ip", "string", "ip", fixed_size=39),
     Kind("enum", "string", "enum", params=("elements",)),
+    # Created by its own route (``relations.schema``); its values are links, not data.
+    Kind("relationship", "relationship", base="relationship"),
 )}
+PLAIN_KINDS = tuple(k for k in KINDS if k != "relationship")  # kinds with the generic create/update routes
 MAX_SIZE = {"string": 1_073_741_824, "varchar": 16381}
 STRING_BASES = ("string",)
 
@@ -247,6 +250,10 @@ def validate_data(columns: list[dict], data: dict, *, partial: bool, invalid) ->
         if key in SYSTEM_KEYS:
             continue
         column = by_key.get(key)
+        if column is not None and column["kind"] == "relationship":
+            if column["spec"].get("hidden"):  # the unseen side of a one-way relationship
+                raise invalid(f'Invalid document structure: Unknown attribute: "{key}"')
+            continue  # links are checked and written by apps.databases.relations
         if column is None:
             raise invalid(f'Invalid document structure: Unknown attribute: "{key}"')
         if value is None:
@@ -261,7 +268,7 @@ def validate_data(columns: list[dict], data: dict, *, partial: bool, invalid) ->
     if not partial:
         for column in columns:
             key = column["key"]
-            if key in out:
+            if key in out or column["kind"] == "relationship":
                 continue
             if column["required"]:
                 raise invalid(f'Invalid document structure: Missing required attribute "{key}"')

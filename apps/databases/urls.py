@@ -10,7 +10,7 @@ from apps.databases.api import containers, rows, schema, transactions
 from apps.databases.api.common import fresh_on_rejection
 from apps.databases.api.inputs import models
 from apps.databases.naming import LEGACY, TABLESDB, Naming
-from apps.databases.schema import KINDS
+from apps.databases.schema import PLAIN_KINDS
 
 
 def _h(fn, naming: Naming, **kw):
@@ -113,7 +113,14 @@ def endpoints_for(n: Naming) -> list[Endpoint]:
         Endpoint("DELETE", f"{R}/{{{n.row_id}}}", _h(rows.row_delete, n), f"{api}.delete{Rn}",
                  scope=f"{rows_scope}.write", input=i["RowRef"], abuse=f"{rows_scope}.delete", status=204),
     ]
-    for kind in KINDS:
+    out.append(Endpoint("POST", f"{T}/{n.columns}/relationship", _h(schema.relationship_create, n),
+                        f"{api}.createRelationship{Cn}", scope=f"{columns_scope}.write",
+                        input=i["RelationshipCreate"], status=202, response=f"{n.column}Relationship"))
+    out.append(Endpoint("PATCH", f"{T}/{n.columns}/{{key}}/relationship", _h(schema.relationship_update, n),
+                        f"{api}.updateRelationship{Cn}", scope=f"{columns_scope}.write",
+                        input=i["RelationshipUpdate"], response=f"{n.column}Relationship",
+                        aliases=(f"{T}/{n.columns}/relationship/{{key}}",)))  # SDK 27's path
+    for kind in PLAIN_KINDS:
         title = kind.capitalize()
         out.append(Endpoint("POST", f"{T}/{n.columns}/{kind}", _h(schema.column_create, n, kind=kind),
                             f"{api}.create{title}{Cn}", scope=f"{columns_scope}.write",

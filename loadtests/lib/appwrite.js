@@ -151,6 +151,13 @@ export function txCommit(auth, transactionId) {
   return call('PATCH', `/tablesdb/transactions/${transactionId}`, { commit: true }, auth, 'PATCH transactions/{id}');
 }
 
+// --- relationships (Appwrite 1.8) ------------------------------------------------------------
+export function relatedGet(auth, authorId) {
+  const path = `/tablesdb/${SEED.databaseId}/tables/rel_authors/rows/${authorId}?` +
+    queryString([JSON.stringify({ method: 'select', values: ['*', 'books.*'] })]);
+  return call('GET', path, null, auth, 'GET rows/{id} (select related)');
+}
+
 // --- storage (contract §9) -------------------------------------------------------------------
 export function filesPath() {
   return `/storage/buckets/${SEED.bucketId}/files`;

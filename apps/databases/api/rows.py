@@ -10,11 +10,14 @@ work is one attribute test.
 
 from __future__ import annotations
 
+from apps.core import formats
 from apps.core.errors import AppwriteError
 from apps.core.http.context import json_response, no_content
 from apps.core.ids import resolve_id
+from apps.databases import relations
 from apps.databases.api.common import queries_of, table_and_row_of, table_of
-from apps.databases.naming import Naming
+from apps.databases.naming import LEGACY, Naming
+from apps.databases.relations import reads
 from apps.databases.responses import row_model
 from apps.databases.selectors import rows as selectors
 from apps.databases.services import bulk
@@ -27,9 +30,24 @@ def _row_uid(ctx, naming: Naming) -> str:
     return getattr(ctx.params, naming.row_id)
 
 
-def _list(naming: Naming, database: dict, table: dict, rows: list[dict], total: int, select=None):
+def _list(naming: Naming, database: dict, table: dict, rows: list[dict], total: int, select=None, related=None):
+    related = related or {}
     return json_response({"total": total,
-                          naming.rows: [row_model(naming, database, table, r, select) for r in rows]})
+                          naming.rows: [row_model(naming, database, table, r, select, related.get(r["uid"]))
+                                        for r in rows]})
+
+
+async def _related(ctx, naming: Naming, table: dict, rows: list[dict], select):
+    """``(select, related rows by row ID)``: loads the relationships ``select`` names (none for
+    tables without relationships: no work on the plain path)."""
+    if not rows or not relations.has(table):
+        return select, None
+    if naming is LEGACY and formats.older_than(ctx, "1.8.0") and (select is None or "*" in select):
+        # Clients older than 1.8 got related rows without selecting them (Appwrite's V20 filter).
+        select = ["*", *await reads.every_relationship(ctx, table)]
+    if not reads.nested(select):
+        return select, None
+    return select, await reads.load(ctx, naming, table, rows, select)
 
 
 def _mock(naming: Naming, database: dict, table: dict, row_uid: str, data: dict | None,
@@ -55,7 +73,8 @@ async def row_list(ctx, naming: Naming):
             read=lambda view: selectors.row_list(view, table=table, queries=queries, total=ctx.params.total))
     else:
         total, rows, select = await selectors.row_list(ctx, table=table, queries=queries, total=ctx.params.total)
-    return _list(naming, database, table, rows, total, select)
+    select, related = await _related(ctx, naming, table, rows, select)
+    return _list(naming, database, table, rows, total, select, related)
 
 
 async def row_create(ctx, naming: Naming):
@@ -101,7 +120,8 @@ async def row_get(ctx, naming: Naming):
         row, select = selectors.row_readable(ctx, table=table, row=row, queries=queries_of(ctx))
     if row is None:
         raise naming.error("row", "not_found")
-    return json_response(row_model(naming, database, table, row, select))
+    select, related = await _related(ctx, naming, table, [row], select)
+    return json_response(row_model(naming, database, table, row, select, (related or {}).get(row["uid"])))
 
 
 async def row_update(ctx, naming: Naming):

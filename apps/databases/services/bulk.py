@@ -14,6 +14,7 @@ from apps.core.queries import Query
 from apps.databases import querying as qp
 from apps.databases import sql as dialect
 from apps.databases.naming import Naming
+from apps.databases.relations import has as has_relationships
 from apps.databases.schema import validate_data
 from apps.databases.selectors.meta import run_plan
 from apps.databases.selectors.rows import ROW_COLUMNS, fields_of
@@ -35,9 +36,18 @@ from apps.databases.services.rows import (
 MAX_BULK = 1000
 
 
+def no_bulk(naming: Naming, table: dict) -> None:
+    """Bulk writes skip relationship handling: refused on such tables, as Appwrite does.
+    Raises 400 ``general_bad_request``."""
+    if has_relationships(table):
+        raise AppwriteError("general_bad_request",
+                            f"Bulk operations are not supported for {naming.tables} with relationship {naming.columns}.")
+
+
 async def rows_create(ctx, *, naming: Naming, database: dict, table: dict, items: list) -> list[dict]:
     """Create many rows in one transaction (``rows[]``: each its data plus optional ``$id`` and
     ``$permissions``); all or nothing."""
+    no_bulk(naming, table)
     require_create(ctx, table)
     if not isinstance(items, list) or not 1 <= len(items) <= MAX_BULK:
         raise AppwriteError("general_argument_invalid", f"Invalid `{naming.rows}` param: 1 to {MAX_BULK} items.")
@@ -58,6 +68,7 @@ async def rows_create(ctx, *, naming: Naming, database: dict, table: dict, items
 async def rows_upsert(ctx, *, naming: Naming, database: dict, table: dict, items: list) -> list[dict]:
     """Upsert many rows (``rows[]``: each its data plus optional ``$id`` and ``$permissions``) in
     one transaction: all or nothing, events after commit."""
+    no_bulk(naming, table)
     if not isinstance(items, list) or not 1 <= len(items) <= MAX_BULK:
         raise AppwriteError("general_argument_invalid", f"Invalid `{naming.rows}` param: 1 to {MAX_BULK} items.")
     prepared = []
@@ -91,6 +102,7 @@ async def matching_rows(ctx, table: dict, queries: list[Query], action: str) -> 
 async def rows_update(ctx, *, naming: Naming, database: dict, table: dict, data: dict | None,
                       queries: list[Query]) -> list[dict]:
     """Apply the same partial ``data`` to every matching row the caller may update."""
+    no_bulk(naming, table)
     changes = validate_data(table["columns"], data or {}, partial=True, invalid=structure_error(naming))
     targets = await matching_rows(ctx, table, queries, "update")
     out = []
@@ -104,6 +116,7 @@ async def rows_update(ctx, *, naming: Naming, database: dict, table: dict, data:
 
 async def rows_delete(ctx, *, naming: Naming, database: dict, table: dict, queries: list[Query]) -> list[dict]:
     """Delete every matching row the caller may delete; returns the deleted rows."""
+    no_bulk(naming, table)
     targets = await matching_rows(ctx, table, queries, "delete")
     if targets:
         async with ctx.db.transaction() as tx:

@@ -12,6 +12,7 @@ from apps.core.db import UniqueViolation, now
 from apps.core.errors import AppwriteError
 from apps.databases import sql as dialect
 from apps.databases.naming import Naming
+from apps.databases.relations import visible
 from apps.databases.schema import KINDS, build_spec, check_key, column_from_row
 from apps.databases.selectors import meta
 from apps.databases.selectors.rows import table_has_rows
@@ -21,9 +22,10 @@ MAX_COLUMNS = 1000
 
 
 def find_column(naming: Naming, table: dict, key: str) -> dict:
-    """The column ``key`` of ``table``. Raises 404 ``column_not_found`` / ``attribute_not_found``."""
+    """The column ``key`` of ``table``. Raises 404 ``column_not_found`` / ``attribute_not_found``
+    (also for the hidden side of a one-way relationship)."""
     for c in table["columns"]:
-        if c["key"] == key:
+        if c["key"] == key and visible(c):
             return c
     raise naming.error("column", "not_found")
 
@@ -94,8 +96,14 @@ async def column_update(ctx, *, naming: Naming, table: dict, kind: str, key: str
 
 
 async def column_delete(ctx, *, naming: Naming, table: dict, key: str) -> None:
-    """Delete a column, its values in every row, and the indexes that use it."""
+    """Delete a column, its values in every row, and the indexes that use it (a relationship:
+    both of its sides)."""
     column = find_column(naming, table, key)
+    if column["kind"] == "relationship":
+        from apps.databases.relations.schema import relationship_delete
+
+        await relationship_delete(ctx, naming=naming, table=table, column=column)
+        return
     async with ctx.db.transaction() as tx:
         for index in table["indexes"]:
             if key in index["columns"]:

@@ -33,6 +33,7 @@ from apps.core.db import UniqueViolation, as_dt, as_json
 from apps.core.errors import AppwriteError
 from apps.core.events import announce_all
 from apps.core.queries import parse_queries
+from apps.databases import relations
 from apps.databases import sql as dialect
 from apps.databases.naming import Naming
 from apps.databases.schema import validate_data
@@ -152,7 +153,9 @@ class Replay:
         n, tx, action = self.naming, self.tx, op["action"]
         data = as_json(op["data"]) or {}
         try:
-            if action == "create":
+            if relations.has(table) and action in ("create", "update", "upsert", "delete"):
+                await self._apply_related(c, database, table, op, data)
+            elif action == "create":
                 require_create(c, table)
                 stored, permissions = prepare_new(c, n, table, data.get("data") or {}, data.get("permissions"))
                 self._done(database, table, await insert_row(tx, n, table, op["row_uid"], stored, permissions), "create")
@@ -197,6 +200,31 @@ class Replay:
             if err.type.endswith("_already_exists"):
                 raise _conflict(f"{err.message} (a conflict with a write made after staging)") from None
             raise
+
+    async def _apply_related(self, c, database: dict, table: dict, op: dict, data: dict) -> None:
+        """A single-row operation on a table with relationships, through the relationship writer
+        (links, nested rows, onDelete), with the same conflict checks."""
+        from apps.databases.relations.writes import Writer
+
+        w, action = Writer(c, self.tx, self.naming), op["action"]
+        if action == "create":
+            await w.create(database, table, op["row_uid"], data.get("data") or {}, data.get("permissions"))
+        elif action == "upsert":
+            row = await row_for_write(self.tx, table=table, row_uid=op["row_uid"])
+            if self.strict and (table["id"], op["row_uid"]) not in self.touched and txns.version(row) != op["seen"]:
+                raise _conflict(f'{self.naming.row.capitalize()} "{op["row_uid"]}" changed after the operation was '
+                                "staged.")
+            await w.upsert(database, table, op["row_uid"], data.get("data") or {}, data.get("permissions"))
+        else:
+            row = await self._current(table, op)
+            if action == "update":
+                await w.update(database, table, row, data.get("data") or {}, data.get("permissions"))
+            else:
+                if not allowed(c.auth, table, perm_list(row), "delete"):
+                    raise AppwriteError("user_unauthorized")
+                await w.delete(database, table, row)
+        for event in w.events:
+            self._done(*event)
 
     async def _upsert(self, c, database, table, row_uid, values, permissions, *, seen=None, staged_at=None) -> None:
         row = await row_for_write(self.tx, table=table, row_uid=row_uid)

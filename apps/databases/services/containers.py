@@ -74,8 +74,15 @@ async def table_update(ctx, *, database: dict, table: dict, fields: dict) -> dic
 
 
 async def table_delete(ctx, *, table: dict) -> None:
-    """Delete a table with its columns, indexes (and their SQL indexes) and rows."""
+    """Delete a table with its columns, indexes (and their SQL indexes) and rows, and the other
+    sides of its relationships in related tables (with their stored links)."""
+    from apps.databases.relations import schema as relationship_schema
+
+    others = await relationship_schema.other_sides(ctx, table)
     async with ctx.db.transaction() as tx:
+        await relationship_schema.drop_sides(tx, others)
         await ddl.drop_all(tx, [table["id"]])
         await tx.execute("DELETE FROM databases_table WHERE id = %s", (table["id"],))
     await meta.forget_table(ctx, table)
+    for related, _ in others:
+        await meta.forget_table(ctx, related)

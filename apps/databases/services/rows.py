@@ -17,6 +17,7 @@ from apps.core.db import ForeignKeyViolation, UniqueViolation, as_json, now
 from apps.core.errors import AppwriteError
 from apps.core.events import WriteEvent, announce, announce_all
 from apps.core.ids import resolve_id
+from apps.databases import relations
 from apps.databases import sql as dialect
 from apps.databases.naming import TABLESDB, Naming
 from apps.databases.responses import row_model
@@ -163,6 +164,11 @@ async def row_create(ctx, *, naming: Naming, database: dict, table: dict, row_ui
                      permissions: list[str] | None) -> dict:
     """Create one row. Raises 401 ``user_unauthorized``, 400 ``*_invalid_structure`` /
     ``*_missing_data``, 409 ``*_already_exists`` (same ID or a unique index clash)."""
+    if relations.has(table):
+        from apps.databases.relations import writes
+
+        return await writes.row_create(ctx, naming=naming, database=database, table=table, row_uid=row_uid, data=data,
+                                       permissions=permissions)
     require_create(ctx, table)
     stored, permissions = prepare_new(ctx, naming, table, data, permissions)
     row = await insert_row(ctx.db, naming, table, resolve_id(row_uid, naming.row_id), stored, permissions)
@@ -197,6 +203,11 @@ async def row_update(ctx, *, naming: Naming, database: dict, table: dict, row_ui
     the row changed in between. Raises 400 ``*_missing_payload``, 404 ``*_not_found``,
     401 ``user_unauthorized``.
     """
+    if relations.has(table):
+        from apps.databases.relations import writes
+
+        return await writes.row_update(ctx, naming=naming, database=database, table=table, row_uid=row_uid, data=data,
+                                       permissions=permissions)
     if not data and permissions is None:
         raise naming.error("row", "missing_payload")
     changes = validate_data(table["columns"], data or {}, partial=True, invalid=structure_error(naming))
@@ -229,6 +240,11 @@ async def row_update(ctx, *, naming: Naming, database: dict, table: dict, row_ui
 async def row_upsert(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, data: dict | None,
                      permissions: list[str] | None) -> tuple[dict, bool]:
     """PUT: update the row if it exists (merging ``data``), else create it. ``(row, created)``."""
+    if relations.has(table):
+        from apps.databases.relations import writes
+
+        return await writes.row_upsert(ctx, naming=naming, database=database, table=table, row_uid=row_uid, data=data,
+                                       permissions=permissions)
     row_uid = resolve_id(row_uid, naming.row_id)
     new_permissions = None if permissions is None else item_permissions(ctx, permissions)
     async with ctx.db.transaction() as tx:
@@ -309,10 +325,15 @@ async def row_delete(ctx, *, naming: Naming, database: dict, table: dict, row_ui
                      loaded: dict | None = _UNLOADED) -> None:
     """Delete a row; with ``loaded`` (see :func:`row_update`) it is one conditional DELETE.
 
-    Raises 404 ``*_not_found`` and 401 ``user_unauthorized``.
+    Raises 404 ``*_not_found`` and 401 ``user_unauthorized``; on tables with relationships also
+    403 ``*_delete_restricted`` (``relations.writes``).
     """
     if loaded is None:
         raise naming.error("row", "not_found")
+    if relations.has(table):
+        from apps.databases.relations import writes
+
+        return await writes.row_delete(ctx, naming=naming, database=database, table=table, row_uid=row_uid)
     if loaded is not _UNLOADED:
         if not allowed(ctx.auth, table, perm_list(loaded), "delete"):
             raise AppwriteError("user_unauthorized")

@@ -17,13 +17,14 @@ from typing import Any
 from apps.core.errors import AppwriteError, invalid_argument
 from apps.core.queries import parse_queries
 from apps.databases import querying as qp
+from apps.databases import relations
 from apps.databases import sql as dialect
 from apps.databases.naming import Naming
 from apps.databases.schema import validate_data
 from apps.databases.selectors import meta
 from apps.databases.selectors.rows import ROW_COLUMNS, fields_of
 from apps.databases.services import transactions as txns
-from apps.databases.services.bulk import MAX_BULK
+from apps.databases.services.bulk import MAX_BULK, no_bulk
 from apps.databases.services.rows import (
     allowed,
     increment_column,
@@ -85,6 +86,10 @@ async def prepare(ctx, batch: Batch, naming: Naming, table: dict, action: str, r
     if action in txns.BULK:
         return await _prepare_bulk(ctx, naming, table, action, payload)
     state = await batch.state(table["id"])
+    if relations.has(table) and isinstance(payload.get("data"), dict):
+        from apps.databases.relations.writes import Writer
+
+        Writer(ctx, batch.tx, naming).parse(table, payload["data"], 0)  # the links' shape, checked now
     if action == "create":
         row_uid = txns.new_row_uid(row_uid, naming.row_id)
         require_create(ctx, table)
@@ -143,6 +148,7 @@ async def prepare(ctx, batch: Batch, naming: Naming, table: dict, action: str, r
 
 async def _prepare_bulk(ctx, naming: Naming, table: dict, action: str, payload: dict) -> Staged:
     _require_key(ctx)
+    no_bulk(naming, table)
     if action in ("bulkCreate", "bulkUpsert"):
         rows = []
         for item in _items(naming, payload.get("rows")):

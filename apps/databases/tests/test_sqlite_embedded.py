@@ -120,3 +120,25 @@ def test_sqlite_query_methods(embedded):
     shop = make_shop(embedded.server.endpoint, "embedded", embedded.project.key)
     for name, query, expected in CASES:
         assert ids(shop, query) == expected, name
+
+
+def test_sqlite_relationships(embedded):
+    """Relationships on the embedded default: nested writes, select loading, dotted filters,
+    many-to-many lists (JSON arrays in SQLite), onDelete."""
+    from appwrite.exception import AppwriteException
+    from appwrite.query import Query
+
+    from apps.databases.tests.test_relationships import library
+
+    t, d = library(embedded.server.endpoint, "embedded", embedded.project.key)
+    t.create_row(d, "authors", "ada", {"name": "Ada", "profile": {"bio": "hi"}, "books": [
+        {"$id": "b1", "title": "B1", "tags": [{"$id": "t1", "label": "one"}]}]})
+    got = t.get_row(d, "authors", "ada", queries=[Query.select(["*", "profile.bio", "books.tags.*"])])
+    assert got.data["profile"]["bio"] == "hi" and got.data["books"][0]["tags"][0]["label"] == "one"
+    assert [r.id for r in t.list_rows(d, "books", queries=[Query.equal("tags.label", "one")]).rows] == ["b1"]
+    assert [r.id for r in t.list_rows(d, "tags", queries=[Query.equal("books.author.name", "Ada")]).rows] == ["t1"]
+    with pytest.raises(AppwriteException) as err:
+        t.delete_row(d, "authors", "ada")
+    assert err.value.type == "row_delete_restricted"
+    t.delete_row(d, "tags", "t1")
+    assert t.get_row(d, "books", "b1", queries=[Query.select(["tags.*"])]).data["tags"] == []

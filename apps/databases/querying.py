@@ -244,8 +244,8 @@ def plan(db, listing: Listing, queries: list[Query], *, allow_select: bool = Tru
             p.random = True
         elif m in ORDERS:
             f = _field(listing, q.attribute)
-            if f.relation:
-                raise invalid(f'Cannot order by relationship attribute "{q.attribute}"')
+            if f.relation or f.base == "spatial":
+                raise invalid(f'Cannot order by {"relationship" if f.relation else "spatial"} attribute "{q.attribute}"')
             p.orders.append((f.expr, m == "orderDesc", bool(f.key)))
         elif m == "limit":
             if q.values[0] > MAX_LIMIT:

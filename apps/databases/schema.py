@@ -49,6 +49,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("url", "string", "url", fixed_size=2000),
     Kind("ip", "string", "ip", fixed_size=39),
     Kind("enum", "string", "enum", params=("elements",)),
+    # Spatial (``apps.databases.spatial``): PostgreSQL with PostGIS only; no arrays.
+    Kind("point", "point", base="spatial"),
+    Kind("line", "linestring", base="spatial"),
+    Kind("polygon", "polygon", base="spatial"),
     # Created by its own route (``relations.schema``); its values are links, not data.
     Kind("relationship", "relationship", base="relationship"),
 )}
@@ -131,6 +135,8 @@ def build_spec(kind_name: str, params: dict, *, existing: dict | None = None) ->
         spec["encrypt"] = bool(params["encrypt"])
     required = params["required"] if params.get("required") is not None else bool(existing and existing["required"])
     array = bool(existing["array"]) if existing else bool(params.get("array"))
+    if array and kind.base == "spatial":
+        raise invalid_argument("array", "Spatial columns cannot be arrays")
     if "default" in params or existing is None:
         default = params.get("default")
         if default is not None:
@@ -178,6 +184,13 @@ def _valid_url(value: str) -> bool:
 def _scalar(column: dict, value: Any) -> Any:
     kind = KINDS[column["kind"]]
     spec = column["spec"]
+    if kind.base == "spatial":
+        from apps.databases.spatial import SpatialError, normalize
+
+        try:
+            return normalize(kind.name, value)
+        except SpatialError as exc:
+            raise _Invalid(f"must be a valid {kind.type}: {exc}") from None
     if kind.base == "string":
         if not isinstance(value, str):
             raise _Invalid("must be a string")

@@ -10,7 +10,7 @@ from apps.databases.services import columns as column_svc
 from apps.databases.services import indexes as index_svc
 
 _BY_FORMAT = {"email": "email", "url": "url", "ip": "ip", "enum": "enum"}
-_BY_TYPE = {"double": "float", "float": "float"}
+_BY_TYPE = {"double": "float", "float": "float", "linestring": "line"}
 
 
 def kind_of(spec: dict) -> str:

@@ -60,6 +60,11 @@ def fields_of(db, table: dict):
                 fields[c["key"]] = qp.Field(dialect.data_text_expr(db, c["key"]),
                                             "string" if rel.queryable else "virtual", relation=True)
             continue
+        if KINDS[c["kind"]].base == "spatial":
+            from apps.databases.spatial import geometry_expr
+
+            fields[c["key"]] = qp.Field(geometry_expr(c["key"], c["kind"]), "spatial", key=c["key"])
+            continue
         fields[c["key"]] = qp.Field(dialect.data_expr(db, c["key"]), KINDS[c["kind"]].base, key=c["key"],
                                     array=c["array"], fulltext=c["key"] in fulltext)
     return fields.get

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from apps.core.db import UniqueViolation, now
 from apps.core.errors import AppwriteError
+from apps.databases import spatial
 from apps.databases import sql as dialect
 from apps.databases.naming import Naming
 from apps.databases.relations import visible
@@ -39,6 +40,8 @@ async def column_create(ctx, *, naming: Naming, table: dict, kind: str, params: 
     if len(table["columns"]) >= MAX_COLUMNS:
         raise naming.error("column", "limit_exceeded")
     size, spec = build_spec(kind, params)
+    if KINDS[kind].base == "spatial":
+        await spatial.require_support(ctx.db)
     required = bool(params.get("required"))
     if required and await table_has_rows(ctx, table_pk=table["id"]):
         raise AppwriteError("attribute_value_invalid",
@@ -89,8 +92,9 @@ async def column_update(ctx, *, naming: Naming, table: dict, kind: str, key: str
                     await tx.execute("UPDATE databases_index SET columns = %s WHERE id = %s",
                                      (tx.json(cols), index["id"]))
                     await ddl.drop(tx, table["id"], index["id"])
+                    kinds = {(new_key if k == key else k): v for k, v in ddl.spatial_kinds(table).items()}
                     await ddl.create(tx, table["id"], {**index, "columns": cols},
-                                     ddl.array_keys(table) | ({new_key} if column["array"] else set()))
+                                     ddl.array_keys(table) | ({new_key} if column["array"] else set()), kinds)
     await meta.forget_table(ctx, table)
     return column_from_row(row)
 

@@ -28,11 +28,17 @@ def _expr(db, key: str) -> str:
     return "(" + dialect.index_expr(db, key).replace("r.data", "data") + ")"
 
 
-def create_sql(db, table_pk: int, index: dict, arrays: frozenset[str] = frozenset()) -> str | None:
-    """The CREATE INDEX statement for ``index`` (``None`` when the vendor has none); ``arrays``
-    are the keys of the table's array columns."""
+def create_sql(db, table_pk: int, index: dict, arrays: frozenset[str] = frozenset(),
+               spatial_kinds: dict[str, str] | None = None) -> str | list[str] | None:
+    """The CREATE INDEX statement(s) for ``index`` (``None`` when the vendor has none); ``arrays``
+    are the keys of the table's array columns, ``spatial_kinds`` its spatial columns' kinds."""
     name = index_name(table_pk, index["id"])
     where = f"WHERE table_id = {int(table_pk)}"
+    if index["type"] == "spatial":
+        from apps.databases import spatial
+
+        key = index["columns"][0]
+        return spatial.index_sql(name, table_pk, key, (spatial_kinds or {})[key])
     if index["type"] == "trigram":
         if not dialect.is_pg(db):
             return None
@@ -67,14 +73,23 @@ def array_keys(table: dict) -> frozenset[str]:
     return frozenset(c["key"] for c in table["columns"] if c["array"])
 
 
-async def create(db, table_pk: int, index: dict, arrays: frozenset[str] = frozenset()) -> None:
-    statement = create_sql(db, table_pk, index, arrays)
-    if statement:
-        await db.execute(statement)
+def spatial_kinds(table: dict) -> dict[str, str]:
+    """Key -> kind of ``table``'s spatial columns (for :func:`create_sql`)."""
+    return {c["key"]: c["kind"] for c in table["columns"] if c["kind"] in ("point", "line", "polygon")}
+
+
+async def create(db, table_pk: int, index: dict, arrays: frozenset[str] = frozenset(),
+                 spatial: dict[str, str] | None = None) -> None:
+    statement = create_sql(db, table_pk, index, arrays, spatial)
+    for sql in [statement] if isinstance(statement, str) else statement or []:
+        await db.execute(sql)
 
 
 async def drop(db, table_pk: int, index_pk: int) -> None:
-    await db.execute(f"DROP INDEX IF EXISTS {index_name(table_pk, index_pk)}")
+    name = index_name(table_pk, index_pk)
+    await db.execute(f"DROP INDEX IF EXISTS {name}")
+    if dialect.is_pg(db):  # a spatial index's geography half
+        await db.execute(f"DROP INDEX IF EXISTS {name}_g")
 
 
 async def drop_all(db, table_pks: list[int]) -> None:

@@ -142,3 +142,13 @@ def test_sqlite_relationships(embedded):
     assert err.value.type == "row_delete_restricted"
     t.delete_row(d, "tags", "t1")
     assert t.get_row(d, "books", "b1", queries=[Query.select(["tags.*"])]).data["tags"] == []
+
+
+def test_sqlite_refuses_spatial_columns_clearly(embedded):
+    """The embedded SQLite default has no spatial support: a clear 400 that says why."""
+    t = Tdb(embedded).setup(columns=[("varchar", {"key": "name", "size": 8, "required": False})])
+    for kind in ("point", "line", "polygon"):
+        r = t.call("POST", f"{t.T}/columns/{kind}", json={"key": f"g{kind}", "required": False})
+        assert r.status_code == 400 and r.json()["type"] == "general_feature_unsupported", r.text
+        assert "SQLite" in r.json()["message"] and "PostGIS" in r.json()["message"]
+    assert [c["key"] for c in t.call("GET", f"{t.T}/columns").json()["columns"]] == ["name"]

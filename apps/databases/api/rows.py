@@ -20,7 +20,7 @@ from apps.databases.naming import LEGACY, Naming
 from apps.databases.relations import reads
 from apps.databases.responses import row_model
 from apps.databases.selectors import rows as selectors
-from apps.databases.services import bulk
+from apps.databases.services import bulk, increments
 from apps.databases.services import rows as svc
 from apps.databases.services.commit import read_staged
 from apps.databases.services.staging import stage_one
@@ -208,7 +208,7 @@ async def _step(ctx, naming: Naming, sign: int, bound: str):
         await stage_one(ctx, naming=naming, table=table, action="increment" if sign > 0 else "decrement",
                         row_uid=_row_uid(ctx, naming), payload={"column": key, "value": value, "bound": getattr(p, bound)})
         return _mock(naming, database, table, _row_uid(ctx, naming), {}, None, 200)
-    row = await svc.row_increment(ctx, naming=naming, database=database, table=table, row_uid=_row_uid(ctx, naming),
+    row = await increments.row_increment(ctx, naming=naming, database=database, table=table, row_uid=_row_uid(ctx, naming),
                                   key=getattr(p, naming.column), delta=sign * value, bound=getattr(p, bound))
     return json_response(row_model(naming, database, table, row))
 

@@ -41,10 +41,10 @@ from apps.databases.selectors import meta
 from apps.databases.selectors.rows import row_for_write
 from apps.databases.services import transactions as txns
 from apps.databases.services.bulk import matching_rows
+from apps.databases.services.increments import increment_in
 from apps.databases.services.rows import (
     allowed,
     data_of,
-    increment_in,
     insert_row,
     insert_rows,
     perm_list,

@@ -25,9 +25,9 @@ from apps.databases.selectors import meta
 from apps.databases.selectors.rows import ROW_COLUMNS, fields_of
 from apps.databases.services import transactions as txns
 from apps.databases.services.bulk import MAX_BULK, no_bulk
+from apps.databases.services.increments import increment_column
 from apps.databases.services.rows import (
     allowed,
-    increment_column,
     item_permissions,
     perm_list,
     prepare_new,

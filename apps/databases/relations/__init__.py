@@ -86,8 +86,11 @@ def rels(table: dict) -> list[Rel]:
 
 
 def has(table: dict) -> bool:
-    """True when ``table`` takes part in a relationship (its writes and deletes go through here)."""
-    return any(c["kind"] == "relationship" for c in table["columns"])
+    """True when ``table`` takes part in a relationship (its writes and deletes go through here).
+    Read from the flag ``selectors.meta`` sets when it loads a table (a cached table answers
+    without walking its columns on every row request)."""
+    flag = table.get("has_relations")
+    return flag if flag is not None else any(c["kind"] == "relationship" for c in table["columns"])
 
 
 def visible(column: dict) -> bool:

@@ -31,6 +31,7 @@ def _table(row: dict, prefix: str = "") -> dict:
     out["permissions"] = as_json(out["permissions"]) or []
     out["columns"] = [column_from_row(c) for c in as_json(row[prefix + "columns"]) or []]
     out["indexes"] = [_index(i) for i in as_json(row[prefix + "indexes"]) or []]
+    out["has_relations"] = any(c["kind"] == "relationship" for c in out["columns"])
     return out
 
 

@@ -5,3 +5,8 @@ class AccountsConfig(AppConfig):
     name = "apps.accounts"
     label = "accounts"
     verbose_name = "Accounts and sessions"
+
+    def ready(self) -> None:
+        from apps.accounts import formats
+
+        formats.register()

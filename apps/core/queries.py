@@ -4,6 +4,12 @@ Each query is a JSON object ``{"method", "attribute", "values"}`` sent as a stri
 ``queries[N]=`` or ``queries[]=``; bodies: a JSON array of strings). :func:`parse_queries`
 checks the wire shape only; which attributes exist and what types their values must have is the
 caller's business (the databases and storage apps know their columns).
+
+The database list routes parse with ``extended=True``: they also take the newer methods of the
+SDK 27 ``Query`` classes (:data:`EXTENDED_FILTERS`, ``orderRandom``), whose values may be
+nested lists (geometries, vectors) or query objects (``elemMatch``). The SDK 27 methods that no
+Appwrite server implements (aggregates, ``groupBy``, ``having``, ``distinct``, joins) are
+recognised and refused with a message that says so (:data:`UNSUPPORTED`).
 """
 
 from __future__ import annotations
@@ -31,8 +37,26 @@ CURSORS = frozenset({"cursorAfter", "cursorBefore"})
 OTHERS = frozenset({"select", "limit", "offset"})
 ALL_METHODS = FILTERS | LOGICAL | ORDERS | CURSORS | OTHERS
 
+# Geometry predicates: values [<geometry>]; distances: values [[<geometry>, <distance>, <meters>]].
+SPATIAL = frozenset({
+    "intersects", "notIntersects", "crosses", "notCrosses", "overlaps", "notOverlaps", "touches",
+    "notTouches", "covers", "notCovers", "spatialEquals", "notSpatialEquals",
+})
+DISTANCE = frozenset({"distanceEqual", "distanceNotEqual", "distanceGreaterThan", "distanceLessThan"})
+VECTOR = frozenset({"vectorDot", "vectorCosine", "vectorEuclidean"})
+EXTENDED_FILTERS = (frozenset({"regex", "exists", "notExists", "containsAny", "containsAll", "elemMatch"})
+                    | SPATIAL | DISTANCE | VECTOR)
+EXTENDED_METHODS = ALL_METHODS | EXTENDED_FILTERS | {"orderRandom"}
+# In the SDK 27 Query classes, implemented by no Appwrite server release (contract §22).
+UNSUPPORTED = frozenset({
+    "count", "countDistinct", "sum", "avg", "min", "max", "stddev", "stddevPop", "stddevSamp", "variance",
+    "varPop", "varSamp", "bitAnd", "bitOr", "bitXor", "groupBy", "having", "distinct", "on", "join", "leftJoin",
+    "rightJoin", "fullOuterJoin", "crossJoin", "relationship",
+})
+_NESTED_VALUES = SPATIAL | DISTANCE | VECTOR  # values hold lists, checked by the compiler
+
 _ONE_VALUE = frozenset({"lessThan", "lessThanEqual", "greaterThan", "greaterThanEqual", "startsWith",
-                        "notStartsWith", "endsWith", "notEndsWith", "search", "notSearch"})
+                        "notStartsWith", "endsWith", "notEndsWith", "search", "notSearch", "regex"})
 _NO_VALUE = frozenset({"isNull", "isNotNull"})
 
 
@@ -53,11 +77,13 @@ def _scalar(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float, bool))
 
 
-def _build(data: Any, depth: int) -> Query:
+def _build(data: Any, depth: int, extended: bool = False) -> Query:  # noqa: C901, PLR0912  (one check per rule)
     if not isinstance(data, dict):
         raise _invalid("a query must be a JSON object")
     method = data.get("method")
-    if not isinstance(method, str) or method not in ALL_METHODS:
+    if extended and isinstance(method, str) and method in UNSUPPORTED:
+        raise _invalid(f"{method} queries are not supported by this server (no Appwrite release implements them)")
+    if not isinstance(method, str) or method not in (EXTENDED_METHODS if extended else ALL_METHODS):
         raise _invalid(f"unknown method {method!r}")
     attribute = data.get("attribute", "")
     values = data.get("values", [])
@@ -74,14 +100,29 @@ def _build(data: Any, depth: int) -> Query:
             raise _invalid(f"and/or may be nested at most {MAX_DEPTH} levels deep")
         if len(values) < 1:
             raise _invalid(f"{method} needs at least one nested query")
-        nested = [_build(v, depth + 1) for v in values]
-        if any(q.method not in FILTERS | LOGICAL for q in nested):
+        nested = [_build(v, depth + 1, extended) for v in values]
+        allowed = FILTERS | LOGICAL | (EXTENDED_FILTERS if extended else frozenset())
+        if any(q.method not in allowed for q in nested):
             raise _invalid(f"{method} may only contain filter queries")
         return Query(method, "", nested)
+    if method == "elemMatch":
+        if not attribute or not values:
+            raise _invalid("elemMatch needs an attribute and at least one query")
+        return Query(method, attribute, [_build(v, depth + 1, extended) for v in values])
 
-    if method in FILTERS or method in ORDERS:
+    if method in ("exists", "notExists"):
+        if attribute or not values or not all(isinstance(v, str) and v for v in values):
+            raise _invalid(f"{method} takes a list of attribute names")
+        return Query(method, "", values)
+    if method in FILTERS or method in ORDERS or method in EXTENDED_FILTERS:
         if not attribute:
             raise _invalid(f"{method} needs an attribute")
+    if method == "orderRandom" and (attribute or values):
+        raise _invalid("orderRandom takes no attribute and no values")
+    if method in _NESTED_VALUES:
+        if len(values) != 1:
+            raise _invalid(f"{method} takes exactly one value")
+        return Query(method, attribute, values)
     if not all(_scalar(v) for v in values):
         raise _invalid(f"{method}: values must be strings, numbers, booleans or null")
     if method in _NO_VALUE and values:
@@ -90,7 +131,7 @@ def _build(data: Any, depth: int) -> Query:
         raise _invalid(f"{method} takes exactly one value")
     if method in ("between", "notBetween") and len(values) != 2:
         raise _invalid(f"{method} takes exactly two values")
-    if method in ("equal", "notEqual", "contains", "notContains") and not values:
+    if method in ("equal", "notEqual", "contains", "notContains", "containsAny", "containsAll") and not values:
         raise _invalid(f"{method} needs at least one value")
     if any(isinstance(v, str) and "\x00" in v for v in values) or "\x00" in attribute:
         raise _invalid(f"{method}: values cannot contain NUL characters")
@@ -105,8 +146,9 @@ def _build(data: Any, depth: int) -> Query:
     return Query(method, attribute, values)
 
 
-def parse_queries(raw: Any) -> list[Query]:
-    """Parse the ``queries`` parameter (a list of JSON strings; ``None`` = no queries).
+def parse_queries(raw: Any, *, extended: bool = False) -> list[Query]:
+    """Parse the ``queries`` parameter (a list of JSON strings; ``None`` = no queries);
+    ``extended`` also takes the newer database methods (see the module docstring).
 
     Raises 400 ``general_query_invalid`` for more than :data:`MAX_QUERIES` queries, a query
     longer than :data:`MAX_QUERY_LENGTH` chars, malformed JSON, an unknown method, a bad value
@@ -130,5 +172,5 @@ def parse_queries(raw: Any) -> list[Query]:
             data = orjson.loads(item)
         except orjson.JSONDecodeError:
             raise _invalid("query is not valid JSON") from None
-        out.append(_build(data, 0))
+        out.append(_build(data, 0, extended))
     return out

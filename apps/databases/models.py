@@ -135,3 +135,57 @@ class Row(models.Model):
 
     def __str__(self) -> str:
         return self.uid
+
+
+class Transaction(models.Model):
+    """A database transaction (Appwrite 1.8): row writes staged under it are applied together
+    on commit. ``owner`` is the user ID of the session that created it (``""`` for API keys
+    and guests: then only API keys can see it, as Appwrite grants such a transaction no
+    permissions). ``status`` is ``pending``, ``committed`` or ``failed``; ``operations`` counts
+    the staged operations."""
+
+    project = models.ForeignKey(Project, on_delete=models.DB_CASCADE, related_name="transactions")
+    uid = models.CharField("transaction ID", max_length=36)
+    owner = models.CharField(max_length=36, blank=True, default="")
+    status = models.CharField(max_length=16, default="pending")
+    operations = models.IntegerField(default=0)
+    expires_at = models.DateTimeField()
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "databases_transaction"
+        constraints = [models.UniqueConstraint(fields=["project", "uid"], name="transaction_unique_uid")]
+        indexes = [models.Index(fields=["expires_at"], name="transaction_expires_idx")]
+
+    def __str__(self) -> str:
+        return self.uid
+
+
+class TransactionOperation(models.Model):
+    """One staged write of a transaction, applied in ``id`` order on commit.
+
+    ``table_pk`` is the table's primary key (no foreign key: a table deleted after staging
+    makes the commit fail instead of silently dropping the operation). ``data`` is the
+    operation's payload as staged (see ``services.staging``); ``seen`` the row version
+    (``updatedAt``, ISO text) the staging request saw, ``""`` when the row did not exist;
+    ``roles`` the staging caller's roles (``null`` for an API key), with which the commit
+    checks permissions again.
+    """
+
+    transaction = models.ForeignKey(Transaction, on_delete=models.DB_CASCADE, related_name="staged")
+    table_pk = models.BigIntegerField()
+    action = models.CharField(max_length=16)
+    row_uid = models.CharField(max_length=36, blank=True, default="")
+    data = models.JSONField(default=dict)
+    seen = models.CharField(max_length=40, blank=True, default="")
+    roles = models.JSONField(null=True, blank=True)
+    user_uid = models.CharField(max_length=36, blank=True, default="")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "databases_transaction_op"
+        indexes = [models.Index(fields=["transaction", "id"], name="transaction_op_order_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.row_uid}"

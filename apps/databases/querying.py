@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apps.core.errors import AppwriteError
-from apps.core.queries import CURSORS, FILTERS, LOGICAL, ORDERS, Query
+from apps.core.queries import CURSORS, DISTANCE, EXTENDED_FILTERS, FILTERS, LOGICAL, ORDERS, SPATIAL, VECTOR, Query
 from apps.databases import sql as dialect
 from apps.databases.schema import normalize_datetime
 
@@ -37,6 +37,7 @@ class Field:
     key: str = ""
     array: bool = False
     fulltext: bool = False
+    relation: bool = False  # a relationship column ("virtual" base: its side cannot be filtered)
 
 
 @dataclass(slots=True)
@@ -47,6 +48,8 @@ class Listing:
     resolve: Callable[[str], Field | None]
     uid: str = "r.uid"
     seq: str = "r.id"
+    # key -> (listing of the related rows, link(sub_select) -> condition), for dotted filters
+    relate: Callable[[str], Any] | None = None
 
 
 @dataclass(slots=True)
@@ -58,6 +61,7 @@ class Plan:
     offset: int = 0
     cursor: tuple[str, str] | None = None  # (row uid, "after"|"before")
     select: list[str] | None = None
+    random: bool = False
 
 
 def invalid(message: str) -> AppwriteError:
@@ -106,33 +110,68 @@ def _value(db, f: Field, value: Any, attribute: str) -> Any:
 
 
 _CMP = {"lessThan": "<", "lessThanEqual": "<=", "greaterThan": ">", "greaterThanEqual": ">="}
-_STRING_OPS = {"startsWith", "notStartsWith", "endsWith", "notEndsWith", "search", "notSearch"}
+_STRING_OPS = {"startsWith", "notStartsWith", "endsWith", "notEndsWith", "search", "notSearch", "regex"}
+_CONTAINS = ("contains", "containsAny", "containsAll")
+MAX_REGEX = 512  # characters of a regex pattern
 
 
-def _filter(db, listing: Listing, q: Query) -> tuple[str, list]:
+def _check_regex(pattern: str, attribute: str) -> None:
+    """A pattern PostgreSQL and Python's ``re`` both read the same way, within the length limit.
+    Raises 400 ``general_query_invalid``."""
+    if len(pattern) > MAX_REGEX:
+        raise invalid(f'The regex pattern for "{attribute}" is longer than {MAX_REGEX} characters.')
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError) as exc:
+        raise invalid(f'Invalid regex pattern for "{attribute}": {exc}') from None
+
+
+def _filter(db, listing: Listing, q: Query) -> tuple[str, list]:  # noqa: C901, PLR0912  (one branch per method)
     if q.method in LOGICAL:
         parts = [_filter(db, listing, sub) for sub in q.values]
         joiner = " AND " if q.method == "and" else " OR "
         return "(" + joiner.join(p[0] for p in parts) + ")", [v for p in parts for v in p[1]]
-    f = _field(listing, q.attribute)
     m = q.method
+    if "." in q.attribute and listing.resolve(q.attribute) is None:
+        return _through(db, listing, q)
+    if m in ("exists", "notExists"):  # every named attribute has (exists) / lacks (notExists) a value
+        nulls = " AND ".join(f"{_field(listing, name).expr} IS {'NOT ' if m == 'exists' else ''}NULL"
+                             for name in q.values)
+        return f"({nulls})", []
+    if m == "elemMatch":
+        raise invalid("elemMatch is not supported by the database")
+    f = _field(listing, q.attribute)
+    if f.base == "virtual":
+        raise invalid(f'Cannot query on virtual relationship attribute "{q.attribute}"')
+    if m in VECTOR:
+        raise invalid("Vector queries can only be used on vector attributes")
+    if f.base == "spatial" or m in SPATIAL or m in DISTANCE:
+        return spatial_filter(db, f, q)
     if m == "isNull":
         return f"{f.expr} IS NULL", []
     if m == "isNotNull":
         return f"{f.expr} IS NOT NULL", []
     negate = m.startswith("not") and m != "notEqual"
     base_m = m[3].lower() + m[4:] if negate else m
-    if f.array and base_m != "contains":
+    if f.array and base_m not in _CONTAINS:
         raise invalid(f'Cannot query {m} on attribute "{q.attribute}" because it is an array.')
     if f.base == "boolean" and m not in ("equal", "notEqual"):
         raise invalid(f'Cannot query {m} on boolean attribute "{q.attribute}".')
-    if base_m in _STRING_OPS or (base_m == "contains" and not f.array):
+    if base_m in _STRING_OPS or (base_m in _CONTAINS and not f.array):
         if f.base != "string":
             raise invalid(f'Cannot query {m} on attribute "{q.attribute}": it is not a string.')
         if not all(isinstance(v, str) for v in q.values):
             raise invalid(f'Query value is invalid for attribute "{q.attribute}"')
     text = dialect.data_text_expr(db, f.key) if f.key else f.expr
-    if base_m == "search":
+    if base_m == "regex":
+        _check_regex(q.values[0], q.attribute)
+        sql, params = dialect.regex(db, text, q.values[0])
+    elif base_m == "containsAll" and f.array:
+        sql, params = dialect.array_contains_all(db, f.key, [_raw_value(db, f, v, q.attribute) for v in q.values])
+    elif base_m == "containsAll":
+        parts = [dialect.contains_text(db, text, v) for v in q.values]
+        sql, params = "(" + " AND ".join(p[0] for p in parts) + ")", [v for p in parts for v in p[1]]
+    elif base_m == "search":
         if not f.fulltext:
             raise invalid(f'Searching by attribute "{q.attribute}" requires a fulltext index.')
         sql, params = dialect.search(db, f.key, re.findall(r"\w+", q.values[0])[:32])
@@ -140,7 +179,7 @@ def _filter(db, listing: Listing, q: Query) -> tuple[str, list]:
         sql, params = dialect.starts_with(db, text, q.values[0])
     elif base_m == "endsWith":
         sql, params = dialect.ends_with(db, text, q.values[0])
-    elif base_m == "contains":
+    elif base_m in ("contains", "containsAny"):  # any of the values
         parts = []
         for v in q.values:
             if f.array:
@@ -170,17 +209,43 @@ def _raw_value(db, f: Field, value: Any, attribute: str) -> Any:
     return _value(db, plain, value, attribute)
 
 
+def _through(db, listing: Listing, q: Query) -> tuple[str, list]:
+    """A filter on a related row's attribute (``author.name``): the rows whose related rows
+    (the ones the caller may read) match, as a sub-query."""
+    head, rest = q.attribute.split(".", 1)
+    found = listing.relate(head) if listing.relate is not None else None
+    if found is None:
+        raise invalid(f"Attribute not found in schema: {q.attribute}")
+    sub, link = found
+    sql, params = _filter(db, sub, Query(q.method, rest, q.values))
+    inner = f"SELECT r.uid FROM {sub.source} WHERE {' AND '.join([*sub.where, sql])}"
+    return link(inner), [*sub.params, *params]
+
+
+def spatial_filter(db, f: Field, q: Query) -> tuple[str, list]:
+    """Spatial predicates (``apps.databases.spatial``); refused on other attributes."""
+    from apps.databases import spatial
+
+    return spatial.compile_filter(db, f, q)
+
+
 def plan(db, listing: Listing, queries: list[Query], *, allow_select: bool = True) -> Plan:
-    """Compile ``queries`` for ``listing``. Default order: ``$sequence`` ascending."""
+    """Compile ``queries`` for ``listing``. Default order: ``$sequence`` ascending.
+    ``orderRandom`` shuffles (then no cursor is allowed)."""
     p = Plan(where=list(listing.where), params=list(listing.params))
     for q in queries:
         m = q.method
-        if m in FILTERS or m in LOGICAL:
+        if m in FILTERS or m in LOGICAL or m in EXTENDED_FILTERS:
             sql, params = _filter(db, listing, q)
             p.where.append(sql)
             p.params.extend(params)
+        elif m == "orderRandom":
+            p.orders.append(("random()", False, False))
+            p.random = True
         elif m in ORDERS:
             f = _field(listing, q.attribute)
+            if f.relation or f.base == "spatial":
+                raise invalid(f'Cannot order by {"relationship" if f.relation else "spatial"} attribute "{q.attribute}"')
             p.orders.append((f.expr, m == "orderDesc", bool(f.key)))
         elif m == "limit":
             if q.values[0] > MAX_LIMIT:
@@ -196,9 +261,13 @@ def plan(db, listing: Listing, queries: list[Query], *, allow_select: bool = Tru
             if not allow_select:
                 raise invalid("select is not supported here")
             for name in q.values:
-                if name != "*" and listing.resolve(name) is None:
+                head = name.split(".", 1)[0]
+                found = None if name == "*" else listing.resolve(head)
+                if name != "*" and (found is None or ("." in name and not found.relation)):
                     raise invalid(f'Attribute not found in schema: {name}')
             p.select = (p.select or []) + list(q.values)
+    if p.random and p.cursor is not None:
+        raise invalid("cursors cannot be combined with orderRandom")
     p.orders.append((listing.seq, False, False))
     return p
 

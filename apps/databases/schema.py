@@ -49,7 +49,14 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("url", "string", "url", fixed_size=2000),
     Kind("ip", "string", "ip", fixed_size=39),
     Kind("enum", "string", "enum", params=("elements",)),
+    # Spatial (``apps.databases.spatial``): PostgreSQL with PostGIS only; no arrays.
+    Kind("point", "point", base="spatial"),
+    Kind("line", "linestring", base="spatial"),
+    Kind("polygon", "polygon", base="spatial"),
+    # Created by its own route (``relations.schema``); its values are links, not data.
+    Kind("relationship", "relationship", base="relationship"),
 )}
+PLAIN_KINDS = tuple(k for k in KINDS if k != "relationship")  # kinds with the generic create/update routes
 MAX_SIZE = {"string": 1_073_741_824, "varchar": 16381}
 STRING_BASES = ("string",)
 
@@ -128,6 +135,8 @@ def build_spec(kind_name: str, params: dict, *, existing: dict | None = None) ->
         spec["encrypt"] = bool(params["encrypt"])
     required = params["required"] if params.get("required") is not None else bool(existing and existing["required"])
     array = bool(existing["array"]) if existing else bool(params.get("array"))
+    if array and kind.base == "spatial":
+        raise invalid_argument("array", "Spatial columns cannot be arrays")
     if "default" in params or existing is None:
         default = params.get("default")
         if default is not None:
@@ -175,6 +184,13 @@ def _valid_url(value: str) -> bool:
 def _scalar(column: dict, value: Any) -> Any:
     kind = KINDS[column["kind"]]
     spec = column["spec"]
+    if kind.base == "spatial":
+        from apps.databases.spatial import SpatialError, normalize
+
+        try:
+            return normalize(kind.name, value)
+        except SpatialError as exc:
+            raise _Invalid(f"must be a valid {kind.type}: {exc}") from None
     if kind.base == "string":
         if not isinstance(value, str):
             raise _Invalid("must be a string")
@@ -247,6 +263,10 @@ def validate_data(columns: list[dict], data: dict, *, partial: bool, invalid) ->
         if key in SYSTEM_KEYS:
             continue
         column = by_key.get(key)
+        if column is not None and column["kind"] == "relationship":
+            if column["spec"].get("hidden"):  # the unseen side of a one-way relationship
+                raise invalid(f'Invalid document structure: Unknown attribute: "{key}"')
+            continue  # links are checked and written by apps.databases.relations
         if column is None:
             raise invalid(f'Invalid document structure: Unknown attribute: "{key}"')
         if value is None:
@@ -261,7 +281,7 @@ def validate_data(columns: list[dict], data: dict, *, partial: bool, invalid) ->
     if not partial:
         for column in columns:
             key = column["key"]
-            if key in out:
+            if key in out or column["kind"] == "relationship":
                 continue
             if column["required"]:
                 raise invalid(f'Invalid document structure: Missing required attribute "{key}"')

@@ -82,11 +82,18 @@ def array_contains(db, key: str, value: Any) -> tuple[str, list]:
     return f"EXISTS (SELECT 1 FROM json_each(r.data, '$.\"{key}\"') ja WHERE ja.value = %s)", [value]
 
 
+def like_escape(value: str) -> str:
+    """``value`` as a literal inside a LIKE pattern (PostgreSQL's default escape is ``\\``)."""
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+# On PostgreSQL the string operators are LIKE patterns, so a trigram index (pg_trgm, index type
+# "trigram") can serve them; SQLite's LIKE ignores case, so it keeps exact substring functions.
 def starts_with(db, expr: str, value: str) -> tuple[str, list]:
     if not value:
         return f"{expr} IS NOT NULL", []
     if is_pg(db):
-        return f"starts_with({expr}, %s)", [value]
+        return f"{expr} LIKE %s", [like_escape(value) + "%"]
     return f"substr({expr}, 1, {len(value)}) = %s", [value]
 
 
@@ -94,13 +101,31 @@ def ends_with(db, expr: str, value: str) -> tuple[str, list]:
     if not value:
         return f"{expr} IS NOT NULL", []
     if is_pg(db):
-        return f"right({expr}, {len(value)}) = %s", [value]
+        return f"{expr} LIKE %s", ["%" + like_escape(value)]
     return f"substr({expr}, -{len(value)}) = %s", [value]
 
 
 def contains_text(db, expr: str, value: str) -> tuple[str, list]:
-    fn = "strpos" if is_pg(db) else "instr"
-    return f"{fn}({expr}, %s) > 0", [value]
+    if is_pg(db):
+        return f"{expr} LIKE %s", ["%" + like_escape(value) + "%"]
+    return f"instr({expr}, %s) > 0", [value]
+
+
+def regex(db, expr: str, pattern: str) -> tuple[str, list]:
+    """``expr`` matches the regular expression ``pattern``: PostgreSQL's ``~`` (POSIX ARE,
+    trigram-indexable), SQLite's ``REGEXP`` (Python's ``re.search``)."""
+    if is_pg(db):
+        return f"{expr} ~ %s", [pattern]
+    return f"{expr} REGEXP %s", [pattern]
+
+
+def array_contains_all(db, key: str, values: list) -> tuple[str, list]:
+    """``(sql, params)``: array column ``key`` holds every one of ``values`` (one GIN-indexable
+    containment on PostgreSQL)."""
+    if is_pg(db):
+        return f"{data_expr(db, key)} @> %s::jsonb", [db.json(list(values))]
+    parts = [array_contains(db, key, v) for v in values]
+    return "(" + " AND ".join(p[0] for p in parts) + ")", [v for p in parts for v in p[1]]
 
 
 def search(db, key: str, words: list[str]) -> tuple[str, list]:

@@ -6,11 +6,11 @@ from __future__ import annotations
 from functools import partial, update_wrapper
 
 from apps.core.http.endpoint import Endpoint
-from apps.databases.api import containers, rows, schema
+from apps.databases.api import containers, rows, schema, transactions
 from apps.databases.api.common import fresh_on_rejection
 from apps.databases.api.inputs import models
 from apps.databases.naming import LEGACY, TABLESDB, Naming
-from apps.databases.schema import KINDS
+from apps.databases.schema import PLAIN_KINDS
 
 
 def _h(fn, naming: Naming, **kw):
@@ -32,7 +32,26 @@ def endpoints_for(n: Naming) -> list[Endpoint]:
     columns_scope = "attributes" if legacy else "columns"
     rows_scope = "documents" if legacy else "rows"
     Tn, Rn, Cn = n.table.capitalize(), n.row.capitalize(), n.column.capitalize()
+    X = f"{D}/transactions"
+    rows_read = "rows.read"
+    # Before the database routes: "/transactions" would otherwise match "/{databaseId}".
     out = [
+        Endpoint("POST", X, _h(transactions.transaction_create, n), f"{api}.createTransaction",
+                 scope=f"{rows_scope}.write", input=i["TransactionCreate"], status=201, response="transaction"),
+        Endpoint("GET", X, _h(transactions.transaction_list, n), f"{api}.listTransactions", scope=rows_read,
+                 input=i["TransactionList"], response="transactionList"),
+        Endpoint("GET", f"{X}/{{transactionId}}", _h(transactions.transaction_get, n), f"{api}.getTransaction",
+                 scope=rows_read, input=i["TransactionRef"], response="transaction"),
+        Endpoint("PATCH", f"{X}/{{transactionId}}", _h(transactions.transaction_update, n),
+                 f"{api}.updateTransaction", scope=f"{rows_scope}.write", input=i["TransactionUpdate"],
+                 response="transaction"),
+        Endpoint("DELETE", f"{X}/{{transactionId}}", _h(transactions.transaction_delete, n),
+                 f"{api}.deleteTransaction", scope=f"{rows_scope}.write", input=i["TransactionRef"], status=204),
+        Endpoint("POST", f"{X}/{{transactionId}}/operations", _h(transactions.operations_create, n),
+                 f"{api}.createOperations", scope=f"{rows_scope}.write", input=i["TransactionOperations"],
+                 status=201, response="transaction"),
+    ]
+    out += [
         Endpoint("GET", D, _h(containers.database_list, n), f"{api}.list", scope="databases.read",
                  input=i["DatabaseList"], response="databaseList"),
         Endpoint("POST", D, _h(containers.database_create, n), f"{api}.create", scope="databases.write",
@@ -94,7 +113,14 @@ def endpoints_for(n: Naming) -> list[Endpoint]:
         Endpoint("DELETE", f"{R}/{{{n.row_id}}}", _h(rows.row_delete, n), f"{api}.delete{Rn}",
                  scope=f"{rows_scope}.write", input=i["RowRef"], abuse=f"{rows_scope}.delete", status=204),
     ]
-    for kind in KINDS:
+    out.append(Endpoint("POST", f"{T}/{n.columns}/relationship", _h(schema.relationship_create, n),
+                        f"{api}.createRelationship{Cn}", scope=f"{columns_scope}.write",
+                        input=i["RelationshipCreate"], status=202, response=f"{n.column}Relationship"))
+    out.append(Endpoint("PATCH", f"{T}/{n.columns}/{{key}}/relationship", _h(schema.relationship_update, n),
+                        f"{api}.updateRelationship{Cn}", scope=f"{columns_scope}.write",
+                        input=i["RelationshipUpdate"], response=f"{n.column}Relationship",
+                        aliases=(f"{T}/{n.columns}/relationship/{{key}}",)))  # SDK 27's path
+    for kind in PLAIN_KINDS:
         title = kind.capitalize()
         out.append(Endpoint("POST", f"{T}/{n.columns}/{kind}", _h(schema.column_create, n, kind=kind),
                             f"{api}.create{title}{Cn}", scope=f"{columns_scope}.write",

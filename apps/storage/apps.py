@@ -5,3 +5,8 @@ class StorageConfig(AppConfig):
     name = "apps.storage"
     label = "storage"
     verbose_name = "Storage"
+
+    def ready(self) -> None:
+        from apps.storage import formats
+
+        formats.register()

@@ -12,6 +12,12 @@ from backend.settings.base import BASE_DIR, _env, _env_bool, _env_float, _env_in
 
 # --- HTTP -------------------------------------------------------------------------------------
 APPWRITE_VERSION = "1.9.6"
+# Response format for requests without X-Appwrite-Response-Format (Appwrite's
+# _APP_SYSTEM_RESPONSE_FORMAT): an older version answers such clients in that version's model
+# shapes (apps.core.formats); empty = the current format.
+RESPONSE_FORMAT = _env("RESPONSE_FORMAT", "")
+if RESPONSE_FORMAT and not all(p.isdigit() for p in RESPONSE_FORMAT.split(".")[:3]) or RESPONSE_FORMAT.count(".") > 2:
+    raise ImproperlyConfigured(f"RESPONSE_FORMAT must be a version such as 1.8.0, got {RESPONSE_FORMAT!r}")
 # Largest request body the /v1 layer buffers, in bytes: one 5 MiB upload chunk plus multipart
 # overhead (contract §9.1). Larger bodies are refused with 413 before they are read.
 MAX_REQUEST_BODY = _env_int("MAX_REQUEST_BODY", 5 * 1024 * 1024 + 256 * 1024, minimum=1024)

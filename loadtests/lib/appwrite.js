@@ -138,6 +138,26 @@ export function rowsList(auth, queries) {
   return call('GET', path, null, auth, 'GET rows?queries');
 }
 
+// --- transactions (Appwrite 1.8) -------------------------------------------------------------
+export function txCreate(auth, ttl) {
+  return call('POST', '/tablesdb/transactions', { ttl: ttl || 60 }, auth, 'POST transactions');
+}
+
+export function txStageRow(auth, transactionId, data, rowId) {
+  return call('POST', rowsPath(), { rowId: rowId || uniqueId(), data, transactionId }, auth, 'POST rows (staged)');
+}
+
+export function txCommit(auth, transactionId) {
+  return call('PATCH', `/tablesdb/transactions/${transactionId}`, { commit: true }, auth, 'PATCH transactions/{id}');
+}
+
+// --- relationships (Appwrite 1.8) ------------------------------------------------------------
+export function relatedGet(auth, authorId) {
+  const path = `/tablesdb/${SEED.databaseId}/tables/rel_authors/rows/${authorId}?` +
+    queryString([JSON.stringify({ method: 'select', values: ['*', 'books.*'] })]);
+  return call('GET', path, null, auth, 'GET rows/{id} (select related)');
+}
+
 // --- storage (contract §9) -------------------------------------------------------------------
 export function filesPath() {
   return `/storage/buckets/${SEED.bucketId}/files`;

@@ -34,9 +34,11 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("realtime", ("rows", "realtime"), "row events fanned out to websocket subscribers",
              asgi_only=True, open_model=False),
     Scenario("create", ("rows",), "POST one row with a session (rate-limited route; abuse overhead)"),
+    Scenario("txn", ("rows", "transactions"), "transaction: create, stage 5 row creates, commit (session)"),
+    Scenario("related", ("rows", "relationships"), "GET a row with its 10 related rows through select (session)"),
 ]}
 
-DEFAULT = "ping,login,read,mix,insert100,wait,cpu,download,realtime"
+DEFAULT = "ping,login,read,mix,insert100,wait,cpu,download,realtime,txn,related"
 # Interim stand-ins while a branch is not merged: (scenario, missing feature) -> replacement.
 INTERIM = {("read", "rows"): "account"}
 

@@ -107,6 +107,8 @@ def probe(client: Client, url: str) -> dict[str, bool]:
         "bench": route_exists(client, "GET", "/bench/cpu"),
         "teams": route_exists(client, "GET", "/teams"),
         "realtime": realtime_available(url, client.project),
+        # Servers without transactions take "transactions" for a database ID (404 database_not_found).
+        "transactions": client.call("GET", "/tablesdb/transactions").status_code == 200,
     }
 
 
@@ -170,6 +172,28 @@ def _seed_team(client: Client, users: list[dict]) -> None:
         "rowId": TEAM_ROW_ID, "data": {"title": "team only"}, "permissions": [f'read("team:{TEAM_ID}")']}), 201)
 
 
+RELATED_AUTHORS = 10  # the `related` scenario reads one of these authors with its 10 books
+
+
+def _seed_related(client: Client) -> bool:
+    """Two tables linked one-to-many (authors -> books) and 10 authors with 10 books each, made
+    with nested rows in one create per author. False when the server has no relationships."""
+    c = client.call
+    t = f"/tablesdb/{DATABASE_ID}/tables"
+    for table, column in (("rel_authors", "name"), ("rel_books", "title")):
+        _ok(c("POST", t, json={"tableId": table, "name": table, "permissions": ['read("users")']}), 201)
+        _ok(c("POST", f"{t}/{table}/columns/varchar", json={"key": column, "size": 64, "required": False}), 202)
+    r = c("POST", f"{t}/rel_authors/columns/relationship", json={
+        "relatedTableId": "rel_books", "type": "oneToMany", "twoWay": True, "key": "books", "twoWayKey": "author"})
+    if r.status_code not in (202, 409):
+        return False
+    for a in range(RELATED_AUTHORS):
+        books = [{"$id": f"a{a}-b{b}", "title": f"book {b}"} for b in range(10)]
+        _ok(c("POST", f"{t}/rel_authors/rows", json={"rowId": f"a{a}", "data": {"name": f"author {a}",
+                                                                                "books": books}}), 201)
+    return True
+
+
 def _seed_files(client: Client, big_mb: int) -> None:
     c = client.call
     _ok(c("POST", "/storage/buckets", json={
@@ -211,6 +235,8 @@ def seed(client: Client, url: str, users: int, big_mb: int, log=print) -> dict:
             _seed_team(client, seeded)
             out["teamRowId"] = TEAM_ROW_ID
             log(f"seeded team {TEAM_ID} with {len(seeded)} members and a row only it may read")
+        features["relationships"] = _seed_related(client)
+        log(f"seeded related rows (authors with 10 books): {features['relationships']}")
     if features["files"]:
         _seed_files(client, big_mb)
         log(f"seeded bucket and a {big_mb} MB file")

@@ -81,7 +81,7 @@ def test_services_and_profiles():
 
 
 def test_images_and_commands():
-    assert SERVICES["postgres"]["image"].startswith("postgres:")
+    assert SERVICES["postgres"]["image"].startswith("postgis/postgis:")  # PostgreSQL with PostGIS
     assert SERVICES["redis"]["image"].startswith("redis:")
     assert SERVICES["lb"]["image"].startswith("nginx:")
     assert SERVICES["k6"]["image"].startswith("grafana/k6:")

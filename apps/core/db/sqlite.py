@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 from contextlib import asynccontextmanager
 
@@ -17,6 +18,8 @@ class SqliteAsync(Database):
         self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA foreign_keys=ON")
+        # `x REGEXP y` (database regex queries), as Django registers it on its own SQLite connections.
+        self._conn.create_function("regexp", 2, _regexp, deterministic=True)
         self._lock = asyncio.Lock()
 
     @staticmethod
@@ -61,6 +64,12 @@ class SqliteAsync(Database):
 
     async def close(self):
         self._conn.close()
+
+
+def _regexp(pattern, value) -> bool | None:
+    if pattern is None or value is None:
+        return None
+    return re.search(pattern, str(value)) is not None
 
 
 class _SqliteTx(Database):

@@ -16,6 +16,7 @@ import orjson
 from django.conf import settings
 from django.utils.module_loading import import_string
 
+from apps.core import formats
 from apps.core.db import get_database
 from apps.core.errors import AppwriteError
 from apps.core.http import cors
@@ -80,6 +81,7 @@ async def handle(ctx: RequestContext) -> Response:
     except Exception:
         log.exception("unhandled error in %s %s (request id %s)", ctx.method, ctx.path, ctx.request_id)
         response = error_response(AppwriteError("general_unknown"))
+    formats.finish(ctx, response)  # older SDKs get older model shapes (X-Appwrite-Response-Format)
     response.headers.extend(ctx.response_headers)
     response.headers.append(("X-Request-Id", ctx.request_id))
     if origin and ctx.origin_allowed:

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, StringConstraints, create_model
 
 from apps.databases.naming import Naming
-from apps.databases.schema import KINDS
+from apps.databases.schema import KINDS, PLAIN_KINDS
 
 Id = Annotated[str, StringConstraints(min_length=1, max_length=36)]
 PathId = Annotated[str, StringConstraints(min_length=1, max_length=255)]
@@ -82,7 +82,24 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
                                **{naming.column: (PathId, ...)}, value=(int | float | None, None),
                                min=(int | float | None, None), **_TX),
     }
-    for kind in KINDS.values():
+    related_id = f"related{naming.table.capitalize()}Id"
+    m["RelationshipCreate"] = _model(f"{prefix}RelationshipCreate", **tb, **{related_id: (PathId, ...)},
+                                     type=(str, ...), twoWay=(bool, False), key=(str | None, None),
+                                     twoWayKey=(str | None, None), onDelete=(str, "restrict"),
+                                     description=(Text | None, None))
+    m["RelationshipUpdate"] = _model(f"{prefix}RelationshipUpdate", **tb, key=(PathId, ...),
+                                     onDelete=(str | None, None), newKey=(str | None, None),
+                                     description=(Text | None, None))
+    tx = {"transactionId": (PathId, ...)}
+    m.update({
+        "TransactionCreate": _model(f"{prefix}TransactionCreate", ttl=(int, 300)),
+        "TransactionList": _model(f"{prefix}TransactionList", queries=(Queries, None)),
+        "TransactionRef": _model(f"{prefix}TransactionRef", **tx),
+        "TransactionUpdate": _model(f"{prefix}TransactionUpdate", **tx, commit=(bool, False), rollback=(bool, False)),
+        "TransactionOperations": _model(f"{prefix}TransactionOperations", **tx,
+                                        operations=(list[Any] | None, None)),
+    })
+    for kind in (KINDS[k] for k in PLAIN_KINDS):
         extra: dict[str, Any] = {}
         for p in kind.params:
             if p == "size":

@@ -10,12 +10,15 @@ from apps.databases.services import columns as column_svc
 from apps.databases.services import indexes as index_svc
 
 _BY_FORMAT = {"email": "email", "url": "url", "ip": "ip", "enum": "enum"}
-_BY_TYPE = {"double": "float", "float": "float"}
+_BY_TYPE = {"double": "float", "float": "float", "linestring": "line"}
 
 
 def kind_of(spec: dict) -> str:
     """The column kind of a ``columns[]`` item (``type`` plus optional ``format``)."""
     kind = _BY_FORMAT.get(spec.get("format") or "") or _BY_TYPE.get(spec.get("type")) or spec.get("type")
+    if kind == "relationship":
+        raise AppwriteError("general_argument_invalid", "Invalid `columns` param: create relationship columns with "
+                                                        "their own route, once both tables exist")
     if kind not in KINDS:
         raise AppwriteError("general_argument_invalid", f"Invalid `columns` param: unknown type {spec.get('type')!r}")
     return kind

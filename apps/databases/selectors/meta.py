@@ -31,6 +31,7 @@ def _table(row: dict, prefix: str = "") -> dict:
     out["permissions"] = as_json(out["permissions"]) or []
     out["columns"] = [column_from_row(c) for c in as_json(row[prefix + "columns"]) or []]
     out["indexes"] = [_index(i) for i in as_json(row[prefix + "indexes"]) or []]
+    out["has_relations"] = any(c["kind"] == "relationship" for c in out["columns"])
     return out
 
 
@@ -108,6 +109,19 @@ async def table_meta_with_row(ctx, *, database_uid: str, table_uid: str, row_uid
     if cached and table is not None:
         _tables.put(key, (database, table), (database_tag(database["id"]), table_tag(table["id"])), seen)
     return database, table, row
+
+
+async def table_by_pk(ctx, *, table_pk: int) -> tuple[dict | None, dict | None]:
+    """``(database, table)`` of the project's table with primary key ``table_pk`` (staged
+    transaction operations name tables this way), or ``(None, None)``. Never cached."""
+    db_cols = ", ".join(f"d.{c} AS d_{c}" for c in _DB_COLS)
+    found = await ctx.db.fetchone(
+        f"SELECT {db_cols}, {_table_select(ctx.db)} FROM databases_table t "
+        "JOIN databases_database d ON d.id = t.database_id WHERE t.id = %s AND d.project_id = %s",
+        (table_pk, ctx.project["id"]))
+    if found is None:
+        return None, None
+    return _database(found, "d_"), _table(found, "t_")
 
 
 # (project id, database uid, table uid) -> (database, table with columns and indexes).
@@ -200,17 +214,26 @@ async def run_plan(ctx, listing: qp.Listing, p: qp.Plan, select: str, total: boo
         cond, cparams = qp.cursor_condition(ctx.db, p.orders, values, reverse)
         where.append(cond)
         params.extend(cparams)
-    rows = await ctx.db.fetchall(page_sql(listing.source, where, p, select, reverse), params)
-    if reverse:
-        rows.reverse()
-    count = 0
-    if total:
-        if p.cursor is None and len(rows) < p.limit and (rows or p.offset == 0):
-            count = p.offset + len(rows)  # a short page ends the listing: no second query needed
-        else:
-            csql, cparams = qp.count_sql(listing.source, p)
-            count = await ctx.db.fetchval(csql, cparams)
+    try:
+        rows = await ctx.db.fetchall(page_sql(listing.source, where, p, select, reverse), params)
+        if reverse:
+            rows.reverse()
+        count = 0
+        if total:
+            if p.cursor is None and len(rows) < p.limit and (rows or p.offset == 0):
+                count = p.offset + len(rows)  # a short page ends the listing: no second query needed
+            else:
+                csql, cparams = qp.count_sql(listing.source, p)
+                count = await ctx.db.fetchval(csql, cparams)
+    except Exception as exc:
+        if _sqlstate(exc) == "2201B":  # a regex PostgreSQL reads differently from Python's re
+            raise qp.invalid("the regex pattern is not a valid PostgreSQL regular expression") from None
+        raise
     return min(int(count or 0), qp.MAX_COUNT), rows
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    return getattr(exc, "sqlstate", None) or getattr(exc.__cause__, "sqlstate", None)
 
 
 async def database_list(ctx, *, queries: list[Query], search: str | None, total: bool) -> tuple[int, list[dict]]:

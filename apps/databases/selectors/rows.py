@@ -12,8 +12,10 @@ from apps.core.db import as_json
 from apps.core.errors import AppwriteError
 from apps.core.queries import Query
 from apps.databases import querying as qp
+from apps.databases import relations
 from apps.databases import sql as dialect
 from apps.databases.schema import KINDS
+from apps.databases.selectors import meta
 from apps.databases.selectors.meta import page_sql, run_plan
 
 ROW_COLUMNS = "r.id, r.uid, r.data, r.permissions, r.created_at, r.updated_at"
@@ -52,16 +54,89 @@ def fields_of(db, table: dict):
     fulltext = {c for i in table["indexes"] if i["type"] == "fulltext" for c in i["columns"]}
     fields = dict(_SYSTEM)
     for c in table["columns"]:
+        if c["kind"] == "relationship":
+            rel = relations.of(c)
+            if not rel.hidden:  # filters compare the stored related ID (as text); other sides are virtual
+                fields[c["key"]] = qp.Field(dialect.data_text_expr(db, c["key"]),
+                                            "string" if rel.queryable else "virtual", relation=True)
+            continue
+        if KINDS[c["kind"]].base == "spatial":
+            from apps.databases.spatial import geometry_expr
+
+            fields[c["key"]] = qp.Field(geometry_expr(c["key"], c["kind"]), "spatial", key=c["key"])
+            continue
         fields[c["key"]] = qp.Field(dialect.data_expr(db, c["key"]), KINDS[c["kind"]].base, key=c["key"],
                                     array=c["array"], fulltext=c["key"] in fulltext)
     return fields.get
 
 
-def listing(db, auth, table: dict) -> qp.Listing:
-    """The rows of ``table`` visible to ``auth`` (alias ``r``)."""
+def listing(db, auth, table: dict, related: dict[int, dict] | None = None) -> qp.Listing:
+    """The rows of ``table`` visible to ``auth`` (alias ``r``). ``related`` (table pk -> table,
+    from :func:`dotted_tables`) lets filters reach into related rows (``author.name``)."""
     where, params = read_filter(db, auth, table)
+    relate = None
+    if related:
+        def relate(key: str):
+            return _relate(db, auth, table, key, related)
     return qp.Listing(source=f"{dialect.ROWS} r", where=[f"r.table_id = {int(table['id'])}", *where],
-                      params=params, resolve=fields_of(db, table))
+                      params=params, resolve=fields_of(db, table), relate=relate)
+
+
+def _relate(db, auth, table: dict, key: str, related: dict[int, dict]):
+    """For a dotted filter through relationship ``key``: ``(listing of the related rows the caller
+    may read, link)`` where ``link(sub_sql)`` is the condition on ``r`` given ``sub_sql``, a
+    ``SELECT r.uid ...`` of matching related rows. ``None`` when ``key`` is no relationship."""
+    rel = next((r for r in relations.rels(table) if r.key == key and not r.hidden), None)
+    if rel is None or rel.related_pk not in related:
+        return None
+    target = related[rel.related_pk]
+    try:
+        sub = listing(db, auth, target, related)
+    except AppwriteError:  # the caller may read nothing there: nothing can match
+        sub = qp.Listing(f"{dialect.ROWS} r", ["1 = 0"], [], fields_of(db, target))
+    if rel.stored and not rel.many:
+        return sub, lambda sql: f"{dialect.data_text_expr(db, key)} IN ({sql})"
+    if rel.stored:  # a many-to-many parent's list of IDs
+        if dialect.is_pg(db):
+            return sub, lambda sql: f"EXISTS (SELECT 1 FROM jsonb_array_elements_text(r.data->'{key}') e(v) WHERE e.v IN ({sql}))"
+        return sub, lambda sql: f"EXISTS (SELECT 1 FROM json_each(r.data, '$.\"{key}\"') e WHERE e.value IN ({sql}))"
+    other = next(o for o in relations.rels(target) if o.key == rel.two_way_key and o.related_pk == table["id"])
+    if other.many:
+        if dialect.is_pg(db):
+            pick = f"jsonb_array_elements_text(r.data->'{other.key}')"
+            return sub, lambda sql: f"r.uid IN ({sql.replace('SELECT r.uid', 'SELECT ' + pick, 1)})"
+        return sub, lambda sql: ("r.uid IN (" + sql.replace(
+            f"SELECT r.uid FROM {dialect.ROWS} r", f"SELECT e.value FROM {dialect.ROWS} r, json_each(r.data, "
+            f"'$.\"{other.key}\"') e", 1) + ")")
+    pick = dialect.data_text_expr(db, other.key)
+    return sub, lambda sql: f"r.uid IN ({sql.replace('SELECT r.uid', 'SELECT ' + pick, 1)})"
+
+
+async def dotted_tables(ctx, table: dict, queries: list[Query]) -> dict[int, dict]:
+    """The related tables that dotted filters in ``queries`` go through (up to 3 levels)."""
+    paths = set()
+
+    def walk(qs):
+        for q in qs:
+            if q.method in ("and", "or"):
+                walk(q.values)
+            elif "." in q.attribute:
+                paths.add(q.attribute)
+    walk(queries)
+    out: dict[int, dict] = {}
+    for path in paths:
+        current = table
+        for key in path.split(".")[:-1][:3]:
+            rel = next((r for r in relations.rels(current) if r.key == key and not r.hidden), None)
+            if rel is None:
+                break
+            if rel.related_pk not in out:
+                _, found = await meta.table_by_pk(ctx, table_pk=rel.related_pk)
+                if found is None:
+                    break
+                out[rel.related_pk] = found
+            current = out[rel.related_pk]
+    return out
 
 
 def row_list_sql(db, auth, table: dict, queries: list[Query]) -> tuple[str, list]:
@@ -73,7 +148,8 @@ def row_list_sql(db, auth, table: dict, queries: list[Query]) -> tuple[str, list
 
 async def row_list(ctx, *, table: dict, queries: list[Query], total: bool) -> tuple[int, list[dict], list[str] | None]:
     """``(total, rows, selected keys or None)`` for a list request."""
-    lst = listing(ctx.db, ctx.auth, table)
+    related = await dotted_tables(ctx, table, queries) if relations.has(table) else None
+    lst = listing(ctx.db, ctx.auth, table, related)
     p = qp.plan(ctx.db, lst, queries)
     count, rows = await run_plan(ctx, lst, p, ROW_COLUMNS, total)
     return count, rows, p.select

@@ -14,15 +14,16 @@ from apps.core.queries import Query
 from apps.databases import querying as qp
 from apps.databases import sql as dialect
 from apps.databases.naming import Naming
+from apps.databases.relations import has as has_relationships
 from apps.databases.schema import validate_data
 from apps.databases.selectors.meta import run_plan
 from apps.databases.selectors.rows import ROW_COLUMNS, fields_of
 from apps.databases.services.rows import (
-    _permissions,
     allowed,
     announce_rows,
     data_of,
     insert_rows,
+    item_permissions,
     perm_list,
     prepare_new,
     require_create,
@@ -35,9 +36,18 @@ from apps.databases.services.rows import (
 MAX_BULK = 1000
 
 
+def no_bulk(naming: Naming, table: dict) -> None:
+    """Bulk writes skip relationship handling: refused on such tables, as Appwrite does.
+    Raises 400 ``general_bad_request``."""
+    if has_relationships(table):
+        raise AppwriteError("general_bad_request",
+                            f"Bulk operations are not supported for {naming.tables} with relationship {naming.columns}.")
+
+
 async def rows_create(ctx, *, naming: Naming, database: dict, table: dict, items: list) -> list[dict]:
     """Create many rows in one transaction (``rows[]``: each its data plus optional ``$id`` and
     ``$permissions``); all or nothing."""
+    no_bulk(naming, table)
     require_create(ctx, table)
     if not isinstance(items, list) or not 1 <= len(items) <= MAX_BULK:
         raise AppwriteError("general_argument_invalid", f"Invalid `{naming.rows}` param: 1 to {MAX_BULK} items.")
@@ -58,6 +68,7 @@ async def rows_create(ctx, *, naming: Naming, database: dict, table: dict, items
 async def rows_upsert(ctx, *, naming: Naming, database: dict, table: dict, items: list) -> list[dict]:
     """Upsert many rows (``rows[]``: each its data plus optional ``$id`` and ``$permissions``) in
     one transaction: all or nothing, events after commit."""
+    no_bulk(naming, table)
     if not isinstance(items, list) or not 1 <= len(items) <= MAX_BULK:
         raise AppwriteError("general_argument_invalid", f"Invalid `{naming.rows}` param: 1 to {MAX_BULK} items.")
     prepared = []
@@ -67,7 +78,7 @@ async def rows_upsert(ctx, *, naming: Naming, database: dict, table: dict, items
         permissions = item.get("$permissions")
         uid = resolve_id(str(item.get("$id") or "unique()"), naming.row_id)
         data = {k: v for k, v in item.items() if not k.startswith("$")}
-        prepared.append((uid, data, None if permissions is None else _permissions(ctx, permissions)))
+        prepared.append((uid, data, None if permissions is None else item_permissions(ctx, permissions)))
     async with ctx.db.transaction() as tx:
         results = [await upsert_in(ctx, tx, naming, table, uid, data, perms) for uid, data, perms in prepared]
     await announce_rows(ctx, database, table, [row for row, _ in results],
@@ -75,7 +86,7 @@ async def rows_upsert(ctx, *, naming: Naming, database: dict, table: dict, items
     return [row for row, _ in results]
 
 
-async def _matching(ctx, table: dict, queries: list[Query], action: str) -> list[dict]:
+async def matching_rows(ctx, table: dict, queries: list[Query], action: str) -> list[dict]:
     """Rows matched by ``queries`` that the caller may ``action`` (all of them unless a
     ``limit`` query says otherwise, up to :data:`qp.MAX_COUNT`)."""
     if not (ctx.auth.is_key or perm.allows(ctx.auth, table["permissions"], action) or table["row_security"]):
@@ -91,8 +102,9 @@ async def _matching(ctx, table: dict, queries: list[Query], action: str) -> list
 async def rows_update(ctx, *, naming: Naming, database: dict, table: dict, data: dict | None,
                       queries: list[Query]) -> list[dict]:
     """Apply the same partial ``data`` to every matching row the caller may update."""
+    no_bulk(naming, table)
     changes = validate_data(table["columns"], data or {}, partial=True, invalid=structure_error(naming))
-    targets = await _matching(ctx, table, queries, "update")
+    targets = await matching_rows(ctx, table, queries, "update")
     out = []
     async with ctx.db.transaction() as tx:
         for row in targets:
@@ -104,7 +116,8 @@ async def rows_update(ctx, *, naming: Naming, database: dict, table: dict, data:
 
 async def rows_delete(ctx, *, naming: Naming, database: dict, table: dict, queries: list[Query]) -> list[dict]:
     """Delete every matching row the caller may delete; returns the deleted rows."""
-    targets = await _matching(ctx, table, queries, "delete")
+    no_bulk(naming, table)
+    targets = await matching_rows(ctx, table, queries, "delete")
     if targets:
         async with ctx.db.transaction() as tx:
             ids = [r["id"] for r in targets]

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from apps.core.db import UniqueViolation, now
 from apps.core.errors import AppwriteError
+from apps.databases import spatial
 from apps.databases import sql as dialect
 from apps.databases.naming import Naming
+from apps.databases.relations import visible
 from apps.databases.schema import KINDS, build_spec, check_key, column_from_row
 from apps.databases.selectors import meta
 from apps.databases.selectors.rows import table_has_rows
@@ -21,9 +23,10 @@ MAX_COLUMNS = 1000
 
 
 def find_column(naming: Naming, table: dict, key: str) -> dict:
-    """The column ``key`` of ``table``. Raises 404 ``column_not_found`` / ``attribute_not_found``."""
+    """The column ``key`` of ``table``. Raises 404 ``column_not_found`` / ``attribute_not_found``
+    (also for the hidden side of a one-way relationship)."""
     for c in table["columns"]:
-        if c["key"] == key:
+        if c["key"] == key and visible(c):
             return c
     raise naming.error("column", "not_found")
 
@@ -37,6 +40,8 @@ async def column_create(ctx, *, naming: Naming, table: dict, kind: str, params: 
     if len(table["columns"]) >= MAX_COLUMNS:
         raise naming.error("column", "limit_exceeded")
     size, spec = build_spec(kind, params)
+    if KINDS[kind].base == "spatial":
+        await spatial.require_support(ctx.db)
     required = bool(params.get("required"))
     if required and await table_has_rows(ctx, table_pk=table["id"]):
         raise AppwriteError("attribute_value_invalid",
@@ -87,14 +92,22 @@ async def column_update(ctx, *, naming: Naming, table: dict, kind: str, key: str
                     await tx.execute("UPDATE databases_index SET columns = %s WHERE id = %s",
                                      (tx.json(cols), index["id"]))
                     await ddl.drop(tx, table["id"], index["id"])
-                    await ddl.create(tx, table["id"], {**index, "columns": cols})
+                    kinds = {(new_key if k == key else k): v for k, v in ddl.spatial_kinds(table).items()}
+                    await ddl.create(tx, table["id"], {**index, "columns": cols},
+                                     ddl.array_keys(table) | ({new_key} if column["array"] else set()), kinds)
     await meta.forget_table(ctx, table)
     return column_from_row(row)
 
 
 async def column_delete(ctx, *, naming: Naming, table: dict, key: str) -> None:
-    """Delete a column, its values in every row, and the indexes that use it."""
+    """Delete a column, its values in every row, and the indexes that use it (a relationship:
+    both of its sides)."""
     column = find_column(naming, table, key)
+    if column["kind"] == "relationship":
+        from apps.databases.relations.schema import relationship_delete
+
+        await relationship_delete(ctx, naming=naming, table=table, column=column)
+        return
     async with ctx.db.transaction() as tx:
         for index in table["indexes"]:
             if key in index["columns"]:

@@ -118,9 +118,16 @@ async def table_update(ctx, *, database: dict, table: dict, fields: dict) -> dic
 
 
 async def table_delete(ctx, *, table: dict) -> None:
-    """Delete a table: it is gone at once (its ID free again, its SQL indexes dropped); the worker
+    """Delete a table: it is gone at once (its ID free again, its SQL indexes dropped, the other
+    sides of its relationships removed from related tables with their stored links); the worker
     deletes its rows in batches, then its columns and indexes."""
+    from apps.databases.relations import schema as relationship_schema
+
+    others = await relationship_schema.other_sides(ctx, table)
     trash = await _trash_database_id(ctx)
     async with ctx.db.transaction() as tx:
+        await relationship_schema.drop_sides(tx, others)
         await _trash_tables(tx, trash, [table["id"]])
     await meta.forget_table(ctx, table)
+    for related, _ in others:
+        await meta.forget_table(ctx, related)

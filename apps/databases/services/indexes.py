@@ -1,15 +1,17 @@
-"""Writes for user indexes (key, unique, fulltext), backed by real SQL indexes (``ddl``)."""
+"""Writes for user indexes (key, unique, fulltext, trigram), backed by real SQL indexes (``ddl``)."""
 
 from __future__ import annotations
 
 from apps.core.db import UniqueViolation, now
 from apps.core.errors import AppwriteError
+from apps.databases import extensions
+from apps.databases import sql as dialect
 from apps.databases.naming import Naming
 from apps.databases.schema import KINDS, check_key
 from apps.databases.selectors import meta
 from apps.databases.services import ddl
 
-TYPES = ("key", "unique", "fulltext")
+TYPES = ("key", "unique", "fulltext", "trigram", "spatial")
 MAX_INDEXES = 64
 _SYSTEM = ("$id", "$createdAt", "$updatedAt", "$sequence")
 
@@ -23,7 +25,8 @@ def find_index(table: dict, key: str) -> dict:
 
 def _check(naming: Naming, table: dict, kind: str, columns: list, orders: list | None) -> list[str]:
     if kind not in TYPES:
-        raise AppwriteError("index_invalid", f"Index type {kind!r} is not supported; use key, unique or fulltext.")
+        raise AppwriteError("index_invalid", f"Index type {kind!r} is not supported; use key, unique, fulltext, "
+                                             "trigram or spatial.")
     if not isinstance(columns, list) or not 1 <= len(columns) <= 32:
         raise AppwriteError("index_invalid", f"An index needs 1 to 32 {naming.columns}.")
     by_key = {c["key"]: c for c in table["columns"]}
@@ -31,14 +34,21 @@ def _check(naming: Naming, table: dict, kind: str, columns: list, orders: list |
         raise AppwriteError("index_invalid", f"Duplicate {naming.columns} in index.")
     for key in columns:
         if key in _SYSTEM:
-            if kind == "fulltext":
-                raise AppwriteError("index_invalid", "A fulltext index works on string columns only.")
+            if kind in ("fulltext", "trigram", "spatial"):
+                raise AppwriteError("index_invalid", f"A {kind} index works on string columns only.")
             continue
         column = by_key.get(key)
         if column is None:
             raise AppwriteError("index_invalid", f'Invalid index {naming.column} "{key}" not found.')
-        if kind == "fulltext" and (KINDS[column["kind"]].base != "string" or column["array"]):
-            raise AppwriteError("index_invalid", "A fulltext index works on string columns only.")
+        if kind in ("fulltext", "trigram") and (KINDS[column["kind"]].base != "string" or column["array"]):
+            raise AppwriteError("index_invalid", f"A {kind} index works on string columns only.")
+        is_spatial = KINDS[column["kind"]].base == "spatial"
+        if kind == "spatial" and (not is_spatial or len(columns) != 1):
+            raise AppwriteError("index_invalid", "A spatial index takes exactly one point, line or polygon column.")
+        if is_spatial and kind != "spatial":
+            raise AppwriteError("index_invalid", f"Spatial {naming.columns} take spatial indexes only.")
+        if column["kind"] == "relationship":
+            raise AppwriteError("index_invalid", f"Relationship {naming.columns} are indexed already.")
     out_orders = []
     for o in orders or []:
         if not isinstance(o, str) or o.lower() not in ("asc", "desc"):
@@ -62,6 +72,8 @@ async def index_create(ctx, *, naming: Naming, table: dict, key: str, kind: str,
     if len(table["indexes"]) >= MAX_INDEXES:
         raise AppwriteError("index_limit_exceeded")
     orders = _check(naming, table, kind, columns, orders)
+    if kind == "trigram" and dialect.is_pg(ctx.db):
+        await extensions.ensure(ctx.db, "pg_trgm", "Trigram indexes")
     ts = ctx.db.dt(now())
     try:
         async with ctx.db.transaction() as tx:
@@ -73,7 +85,8 @@ async def index_create(ctx, *, naming: Naming, table: dict, key: str, kind: str,
                 )
             except UniqueViolation:
                 raise AppwriteError("index_already_exists") from None
-            await ddl.create(tx, table["id"], {"id": row["id"], "type": kind, "columns": columns, "orders": orders})
+            await ddl.create(tx, table["id"], {"id": row["id"], "type": kind, "columns": columns, "orders": orders},
+                             ddl.array_keys(table), ddl.spatial_kinds(table))
     except UniqueViolation:
         raise AppwriteError("index_invalid", "Cannot create a unique index: existing values repeat.") from None
     await meta.forget_table(ctx, table)

@@ -17,6 +17,7 @@ from apps.core.db import ForeignKeyViolation, UniqueViolation, as_json, now
 from apps.core.errors import AppwriteError
 from apps.core.events import WriteEvent, announce, announce_all
 from apps.core.ids import resolve_id
+from apps.databases import relations
 from apps.databases import sql as dialect
 from apps.databases.naming import TABLESDB, Naming
 from apps.databases.responses import row_model
@@ -40,7 +41,7 @@ def allowed(auth, table: dict, row_permissions: list[str], action: str) -> bool:
     return table["row_security"] and perm.allows(auth, row_permissions, action)
 
 
-def _permissions(ctx, given: list[str] | None) -> list[str]:
+def item_permissions(ctx, given: list[str] | None) -> list[str]:
     if given is None:
         return perm.default_item_permissions(ctx.auth)
     out = perm.normalize(given, perm.ITEM_ACTIONS)
@@ -156,13 +157,18 @@ def prepare_new(ctx, naming: Naming, table: dict, data: dict, permissions: list[
     if permissions is None and isinstance(data.get("$permissions"), list):
         permissions = data["$permissions"]
     values = validate_data(table["columns"], data, partial=False, invalid=structure_error(naming))
-    return stored_data(naming, values), _permissions(ctx, permissions)
+    return stored_data(naming, values), item_permissions(ctx, permissions)
 
 
 async def row_create(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, data: dict,
                      permissions: list[str] | None) -> dict:
     """Create one row. Raises 401 ``user_unauthorized``, 400 ``*_invalid_structure`` /
     ``*_missing_data``, 409 ``*_already_exists`` (same ID or a unique index clash)."""
+    if relations.has(table):
+        from apps.databases.relations import service as writes
+
+        return await writes.row_create(ctx, naming=naming, database=database, table=table, row_uid=row_uid, data=data,
+                                       permissions=permissions)
     require_create(ctx, table)
     stored, permissions = prepare_new(ctx, naming, table, data, permissions)
     row = await insert_row(ctx.db, naming, table, resolve_id(row_uid, naming.row_id), stored, permissions)
@@ -197,10 +203,15 @@ async def row_update(ctx, *, naming: Naming, database: dict, table: dict, row_ui
     the row changed in between. Raises 400 ``*_missing_payload``, 404 ``*_not_found``,
     401 ``user_unauthorized``.
     """
+    if relations.has(table):
+        from apps.databases.relations import service as writes
+
+        return await writes.row_update(ctx, naming=naming, database=database, table=table, row_uid=row_uid, data=data,
+                                       permissions=permissions)
     if not data and permissions is None:
         raise naming.error("row", "missing_payload")
     changes = validate_data(table["columns"], data or {}, partial=True, invalid=structure_error(naming))
-    new_permissions = None if permissions is None else _permissions(ctx, permissions)
+    new_permissions = None if permissions is None else item_permissions(ctx, permissions)
     if loaded is None:
         raise naming.error("row", "not_found")
     if loaded is not _UNLOADED:
@@ -229,8 +240,13 @@ async def row_update(ctx, *, naming: Naming, database: dict, table: dict, row_ui
 async def row_upsert(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, data: dict | None,
                      permissions: list[str] | None) -> tuple[dict, bool]:
     """PUT: update the row if it exists (merging ``data``), else create it. ``(row, created)``."""
+    if relations.has(table):
+        from apps.databases.relations import service as writes
+
+        return await writes.row_upsert(ctx, naming=naming, database=database, table=table, row_uid=row_uid, data=data,
+                                       permissions=permissions)
     row_uid = resolve_id(row_uid, naming.row_id)
-    new_permissions = None if permissions is None else _permissions(ctx, permissions)
+    new_permissions = None if permissions is None else item_permissions(ctx, permissions)
     async with ctx.db.transaction() as tx:
         row, created = await upsert_in(ctx, tx, naming, table, row_uid, data or {}, new_permissions)
     await announce_row(ctx, database, table, row, "create" if created else "update")
@@ -254,50 +270,19 @@ async def upsert_in(ctx, tx, naming: Naming, table: dict, row_uid: str, data: di
     return await write_row(tx, naming, row, stored_data(naming, values), perms), False
 
 
-async def row_increment(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, key: str,
-                        delta: int | float, bound: int | float | None) -> dict:
-    """Add ``delta`` (negative to decrement) to numeric column ``key``; an unset value counts as 0.
-
-    ``bound`` is the caller's ``max`` (increment) or ``min`` (decrement). Raises 404 for an
-    unknown row or column, 400 ``general_argument_invalid`` for a non-numeric column or a
-    non-positive value, 400 ``*_invalid_structure`` when the result passes ``bound`` or the
-    column's own range, 401 ``user_unauthorized``.
-    """
-    from apps.databases.schema import KINDS
-
-    column = next((c for c in table["columns"] if c["key"] == key), None)
-    if column is None:
-        raise naming.error("column", "not_found")
-    base = KINDS[column["kind"]].base
-    if base not in ("integer", "float") or column["array"]:
-        raise AppwriteError("general_argument_invalid", f'{naming.column.capitalize()} "{key}" is not numeric.')
-    if base == "integer" and isinstance(delta, float) and not delta.is_integer():
-        raise AppwriteError("general_argument_invalid", "Invalid `value` param: Value must be a valid integer")
-    async with ctx.db.transaction() as tx:
-        row = await row_for_write(tx, table=table, row_uid=row_uid)
-        if row is None:
-            raise naming.error("row", "not_found")
-        if not allowed(ctx.auth, table, perm_list(row), "update"):
-            raise AppwriteError("user_unauthorized")
-        data = data_of(row)
-        value = (data.get(key) or 0) + (int(delta) if base == "integer" else delta)
-        if bound is not None and (value > bound if delta > 0 else value < bound):
-            raise naming.error("row", "invalid_structure",
-                               f'{naming.column.capitalize()} "{key}" would pass the limit {bound}.')
-        changes = validate_data(table["columns"], {key: value}, partial=True, invalid=structure_error(naming))
-        row = await write_row(tx, naming, row, stored_data(naming, {**data, **changes}), perm_list(row))
-    await announce_row(ctx, database, table, row, "update")
-    return row
-
-
 async def row_delete(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str,
                      loaded: dict | None = _UNLOADED) -> None:
     """Delete a row; with ``loaded`` (see :func:`row_update`) it is one conditional DELETE.
 
-    Raises 404 ``*_not_found`` and 401 ``user_unauthorized``.
+    Raises 404 ``*_not_found`` and 401 ``user_unauthorized``; on tables with relationships also
+    403 ``*_delete_restricted`` (``relations.writes``).
     """
     if loaded is None:
         raise naming.error("row", "not_found")
+    if relations.has(table):
+        from apps.databases.relations import service as writes
+
+        return await writes.row_delete(ctx, naming=naming, database=database, table=table, row_uid=row_uid)
     if loaded is not _UNLOADED:
         if not allowed(ctx.auth, table, perm_list(loaded), "delete"):
             raise AppwriteError("user_unauthorized")

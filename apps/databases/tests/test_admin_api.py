@@ -68,8 +68,14 @@ CASES = [
     ("malformed json", "POST", "DB/tables", b"{not json", 400, "general_bad_request"),
     ("list tables bad query", "GET", "DB/tables", {"queries[0]": "{"}, 400, "general_query_invalid"),
     ("list columns paged", "GET", "/columns", {"queries[0]": '{"method":"limit","values":[2]}'}, 200, None),
-    ("list columns filter unsupported", "GET", "/columns",
-     {"queries[0]": '{"method":"equal","attribute":"key","values":["x"]}'}, 400, "general_query_invalid"),
+    ("list columns filter", "GET", "/columns",
+     {"queries[0]": '{"method":"equal","attribute":"key","values":["x"]}'}, 200, None),
+    ("list columns unknown filter attribute", "GET", "/columns",
+     {"queries[0]": '{"method":"equal","attribute":"min","values":[1]}'}, 400, "general_query_invalid"),
+    ("list columns select refused", "GET", "/columns",
+     {"queries[0]": '{"method":"select","values":["key"]}'}, 400, "general_query_invalid"),
+    ("list indexes bad value type", "GET", "/indexes",
+     {"queries[0]": '{"method":"equal","attribute":"key","values":[1]}'}, 400, "general_query_invalid"),
 ]
 
 

@@ -82,3 +82,73 @@ def test_sqlite_end_to_end(embedded):
     assert t.call("DELETE", f"{t.T}/columns/count").status_code == 204
     assert "count" not in t.call("GET", f"{t.R}/r0").json()
     assert t.call("DELETE", t.T).status_code == 204
+
+
+def test_sqlite_transactions_with_sdk(embedded):
+    """Transactions on the embedded default: staged writes, reads through the transaction, an
+    atomic commit, and a conflict that applies nothing."""
+    from appwrite.client import Client
+    from appwrite.exception import AppwriteException
+    from appwrite.services.tables_db import TablesDB
+
+    tdb = TablesDB(Client().set_endpoint(embedded.server.endpoint).set_project("embedded")
+                   .set_key(embedded.project.key))
+    t = Tdb(embedded).setup(columns=[("varchar", {"key": "title", "size": 32, "required": True}),
+                                     ("integer", {"key": "n", "required": False})])
+    tdb.create_row(t.db, t.table, "base", {"title": "base", "n": 1})
+    tx = tdb.create_transaction()
+    tdb.create_row(t.db, t.table, "a", {"title": "a"}, transaction_id=tx.id)
+    tdb.increment_row_column(t.db, t.table, "base", "n", value=4, transaction_id=tx.id)
+    assert tdb.list_rows(t.db, t.table).total == 1
+    assert tdb.get_row(t.db, t.table, "base", transaction_id=tx.id).data["n"] == 5
+    assert tdb.update_transaction(tx.id, commit=True).status == "committed"
+    assert tdb.get_row(t.db, t.table, "base").data["n"] == 5 and tdb.list_rows(t.db, t.table).total == 2
+    tx = tdb.create_transaction()
+    tdb.create_row(t.db, t.table, "b", {"title": "b"}, transaction_id=tx.id)
+    tdb.update_row(t.db, t.table, "base", {"n": 6}, transaction_id=tx.id)
+    tdb.update_row(t.db, t.table, "base", {"n": 7})
+    with pytest.raises(AppwriteException) as err:
+        tdb.update_transaction(tx.id, commit=True)
+    assert err.value.type == "transaction_conflict"
+    assert tdb.list_rows(t.db, t.table).total == 2 and tdb.get_row(t.db, t.table, "base").data["n"] == 7
+
+
+def test_sqlite_query_methods(embedded):
+    """Every SDK 27 filter method on the embedded default (regex through Python's ``re``)."""
+    from apps.databases.tests.test_query_methods import CASES, ids, make_shop
+
+    shop = make_shop(embedded.server.endpoint, "embedded", embedded.project.key)
+    for name, query, expected in CASES:
+        assert ids(shop, query) == expected, name
+
+
+def test_sqlite_relationships(embedded):
+    """Relationships on the embedded default: nested writes, select loading, dotted filters,
+    many-to-many lists (JSON arrays in SQLite), onDelete."""
+    from appwrite.exception import AppwriteException
+    from appwrite.query import Query
+
+    from apps.databases.tests.test_relationships import library
+
+    t, d = library(embedded.server.endpoint, "embedded", embedded.project.key)
+    t.create_row(d, "authors", "ada", {"name": "Ada", "profile": {"bio": "hi"}, "books": [
+        {"$id": "b1", "title": "B1", "tags": [{"$id": "t1", "label": "one"}]}]})
+    got = t.get_row(d, "authors", "ada", queries=[Query.select(["*", "profile.bio", "books.tags.*"])])
+    assert got.data["profile"]["bio"] == "hi" and got.data["books"][0]["tags"][0]["label"] == "one"
+    assert [r.id for r in t.list_rows(d, "books", queries=[Query.equal("tags.label", "one")]).rows] == ["b1"]
+    assert [r.id for r in t.list_rows(d, "tags", queries=[Query.equal("books.author.name", "Ada")]).rows] == ["t1"]
+    with pytest.raises(AppwriteException) as err:
+        t.delete_row(d, "authors", "ada")
+    assert err.value.type == "row_delete_restricted"
+    t.delete_row(d, "tags", "t1")
+    assert t.get_row(d, "books", "b1", queries=[Query.select(["tags.*"])]).data["tags"] == []
+
+
+def test_sqlite_refuses_spatial_columns_clearly(embedded):
+    """The embedded SQLite default has no spatial support: a clear 400 that says why."""
+    t = Tdb(embedded).setup(columns=[("varchar", {"key": "name", "size": 8, "required": False})])
+    for kind in ("point", "line", "polygon"):
+        r = t.call("POST", f"{t.T}/columns/{kind}", json={"key": f"g{kind}", "required": False})
+        assert r.status_code == 400 and r.json()["type"] == "general_feature_unsupported", r.text
+        assert "SQLite" in r.json()["message"] and "PostGIS" in r.json()["message"]
+    assert [c["key"] for c in t.call("GET", f"{t.T}/columns").json()["columns"]] == ["name"]

@@ -1,0 +1,10 @@
+"""Older response formats of the storage models (see ``apps.core.formats``): below 1.9.0 a File
+has no ``sizeActual`` (the 1.8 models end at ``sizeOriginal``)."""
+
+from __future__ import annotations
+
+from apps.core import formats
+
+
+def register() -> None:
+    formats.register("file", "1.9.0", formats.drop("sizeActual"), lists={"fileList": "files"})

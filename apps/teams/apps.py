@@ -3,7 +3,8 @@ from django.apps import AppConfig
 
 class TeamsConfig(AppConfig):
     """Teams and memberships. At startup it gives the session lookup (``apps.accounts``) the SQL
-    that reads a user's confirmed memberships, so team roles come with the caller's session."""
+    that reads a user's confirmed memberships, so team roles come with the caller's session, and
+    registers the older response formats of its models."""
 
     name = "apps.teams"
     label = "teams"
@@ -11,6 +12,8 @@ class TeamsConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.core.auth import set_memberships_sql
+        from apps.teams import formats
         from apps.teams.selectors import MEMBERSHIPS_SQL
 
         set_memberships_sql(MEMBERSHIPS_SQL)
+        formats.register()

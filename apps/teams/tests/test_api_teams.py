@@ -139,3 +139,21 @@ def test_team_routes(world: TeamWorld, sql, case):
     if etype:
         assert r.json()["type"] == etype
         assert _state(sql, world) == before, "a refused request changed the team"
+
+
+def test_older_clients_get_memberships_without_user_phone(api):
+    """Appwrite added Membership.userPhone in 1.9.2: clients asking for an older response
+    format get the model without it, in one membership and in lists."""
+    team = api.call("POST", "/teams", key=True, json={"teamId": "unique()", "name": "Formats"}).json()
+    member, _ = api.signup()
+    created = api.call("POST", f"/teams/{team['$id']}/memberships", key=True,
+                       json={"userId": member["$id"], "roles": []}).json()
+    path = f"/teams/{team['$id']}/memberships"
+    assert "userPhone" in api.call("GET", f"{path}/{created['$id']}", key=True).json()
+    old = {"X-Appwrite-Response-Format": "1.9.1"}
+    one = api.call("GET", f"{path}/{created['$id']}", key=True, headers=old).json()
+    assert "userPhone" not in one and one["$id"] == created["$id"]
+    listed = api.call("GET", path, key=True, headers=old).json()
+    assert listed["total"] == 1 and "userPhone" not in listed["memberships"][0]
+    assert "userPhone" in api.call("GET", path, key=True, headers={"X-Appwrite-Response-Format": "1.9.2"}
+                                   ).json()["memberships"][0]

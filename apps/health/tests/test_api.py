@@ -131,8 +131,9 @@ def test_queue_sizes_are_the_task_queues(api):
         assert r.status_code == 200, r.text
         return r.json()["size"]
 
+    db = api.call("POST", "/tablesdb", key=True, json={"databaseId": "unique()", "name": "kept"}).json()["$id"]
+    table = api.call("POST", f"/tablesdb/{db}/tables", key=True, json={"tableId": "unique()", "name": "gone"})
+    assert table.status_code == 201, table.text
     before = size()
-    assert api.call("POST", "/tablesdb", key=True, json={"databaseId": "unique()", "name": "gone"}).status_code == 201
-    db = api.call("GET", "/tablesdb", key=True).json()["databases"][0]["$id"]
-    assert api.call("DELETE", f"/tablesdb/{db}", key=True).status_code == 204
+    assert api.call("DELETE", f"/tablesdb/{db}/tables/{table.json()['$id']}", key=True).status_code == 204
     assert size() >= before + 1

@@ -194,11 +194,18 @@ def factors_required(user: dict) -> int:
     return 2 if as_bool(user["mfa"]) and more else 1
 
 
+def more_factors_required(auth: Auth) -> bool:
+    """Whether ``auth`` is a session (or its JWT) with fewer factors than its user needs. Reads
+    only the already loaded rows: users without MFA cost one boolean test."""
+    return (auth.user is not None and auth.session is not None and as_bool(auth.user["mfa"])
+            and len(auth.session["factors"]) < factors_required(auth.user))
+
+
 def _mfa_gate(ctx, auth: Auth) -> None:
     """401 ``user_more_factors_required`` for a session (or its JWT) with fewer factors than the
-    user needs, except on :data:`MFA_EXEMPT` routes. Reads only the already loaded row: users
-    without MFA cost one boolean test."""
-    if not as_bool(auth.user["mfa"]) or ctx.endpoint is None or ctx.endpoint.name in MFA_EXEMPT:
+    user needs, except on :data:`MFA_EXEMPT` routes and outside HTTP routes (realtime sockets
+    apply their own rule: ``apps.realtime.handshake.resolve_auth``)."""
+    if ctx.endpoint is None or ctx.endpoint.name in MFA_EXEMPT:
         return
-    if len(auth.session["factors"]) < factors_required(auth.user):
+    if more_factors_required(auth):
         raise AppwriteError("user_more_factors_required")

@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl
 
 from django.conf import settings
 
-from apps.accounts.authn import authenticate
+from apps.accounts.authn import authenticate, more_factors_required
 from apps.core.auth import Auth
 from apps.core.db import get_database
 from apps.core.errors import AppwriteError
@@ -86,8 +86,13 @@ def credential_headers(ctx: RequestContext) -> dict[str, str]:
 
 async def resolve_auth(ctx: RequestContext, headers: dict[str, str]) -> Auth:
     """``authenticate`` over only ``headers`` (a copy of ``ctx``: the socket's reader and writer
-    may re-check at the same time); raises :class:`AppwriteError` like it does."""
-    return await authenticate(dataclasses.replace(ctx, headers=headers))
+    may re-check at the same time); raises :class:`AppwriteError` like it does.
+
+    A session still waiting for its second MFA factor counts as a guest here: it receives only
+    what guests may read until the challenge is completed (Appwrite's realtime server applies no
+    MFA rule; HTTP routes answer 401 ``user_more_factors_required`` instead)."""
+    auth = await authenticate(dataclasses.replace(ctx, headers=headers))
+    return Auth() if more_factors_required(auth) else auth
 
 
 async def _over_connection_limit(ctx: RequestContext) -> bool:

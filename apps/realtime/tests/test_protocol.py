@@ -6,8 +6,13 @@ import asyncio
 import json
 import re
 
+import pyotp
 import pytest
 import websockets
+from appwrite.client import Client
+from appwrite.enums.authentication_factor import AuthenticationFactor
+from appwrite.enums.authenticator_type import AuthenticatorType
+from appwrite.services.account import Account
 
 from apps.realtime.tests.conftest import connect, nothing, recv, recv_type, subscribe
 from conftest import make_project
@@ -213,6 +218,39 @@ def test_bad_client_frames_get_error_1003_and_store_nothing(rt_server, rt_api):
         await ws.send('{"type": "unsubscribe", "data": [{"subscriptionId": "a"}]}')
         ack = await recv(ws)
         assert ack["data"]["subscriptions"] == [{"subscriptionId": "a", "channels": [], "queries": []}]
+        await ws.close()
+
+    asyncio.run(run())
+
+
+def test_session_waiting_for_mfa_is_a_guest_until_the_challenge(rt_server, rt_api):
+    """A first-factor session of a user with MFA on connects as a guest and receives nothing of its
+    account; after the TOTP challenge the same session is the user."""
+    user, token = rt_api.signup()
+    account = Account(Client().set_endpoint(rt_server.endpoint).set_project(rt_api.project.id).set_session(token))
+    totp = pyotp.TOTP(account.create_mfa_authenticator(type=AuthenticatorType.TOTP).secret)
+    account.update_mfa_authenticator(type=AuthenticatorType.TOTP, otp=totp.now())
+    account.update_mfa(mfa=True)
+    r = rt_api.call("POST", "/account/sessions/email", json={"email": user["email"], "password": "password123"},
+                    key=True)
+    assert r.status_code == 201, r.text
+    partial = r.json()["secret"]
+    partial_account = Account(Client().set_endpoint(rt_server.endpoint).set_project(rt_api.project.id)
+                              .set_session(partial))
+
+    async def run():
+        ws, connected = await connect(rt_server, rt_api.project.id, session=partial)
+        assert connected["data"]["user"] is None
+        await subscribe(ws, "s", ["account"])
+        r = await asyncio.to_thread(rt_api.call, "PATCH", "/account/name", json={"name": "m"}, session=token)
+        assert r.status_code == 200, r.text
+        await nothing(ws)
+        await ws.close()
+        challenge = await asyncio.to_thread(partial_account.create_mfa_challenge,
+                                            factor=AuthenticationFactor.TOTP)
+        await asyncio.to_thread(partial_account.update_mfa_challenge, challenge_id=challenge.id, otp=totp.now())
+        ws, connected = await connect(rt_server, rt_api.project.id, session=partial)
+        assert connected["data"]["user"]["$id"] == user["$id"]
         await ws.close()
 
     asyncio.run(run())

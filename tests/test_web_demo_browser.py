@@ -81,7 +81,7 @@ class Demo:
         if mode not in self.users:
             email, password = f"notes-{mode}-{time.monotonic_ns()}@example.com", "notes-password-1"
             r = self.api.call("POST", "/account", json={"userId": "unique()", "email": email, "password": password,
-                                                        "name": f"Notes {mode}"})
+                                                        "name": "Ada Lovelace"})
             assert r.status_code == 201, r.text
             self.users[mode] = (email, password)
         return self.users[mode]

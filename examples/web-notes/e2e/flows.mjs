@@ -421,14 +421,14 @@ const flows = {
     const desk = await newPage(browser, 'desktop');
     await open(desk);
     await logIn(desk, creds);
-    const run = unique();
+    // Plain titles (this flow's project is fresh): these screenshots show the demo in docs.
     const notes = [
-      [`Groceries`, 'Milk, eggs, bread, two lemons'],
-      [`Trip to Lisbon`, 'Tram 28 up to the castle, then pastéis de nata in Belém.'],
+      ['Groceries', 'Milk, eggs, bread, two lemons'],
+      ['Trip to Lisbon', 'Tram 28 up to the castle, then pastéis de nata in Belém.'],
     ];
-    for (const [title, body] of notes) await addNote(desk, `${title} ${run}`, body);
-    const lisbon = `Trip to Lisbon ${run}`;
-    await noteItem(desk, lisbon).locator('input.file').setInputFiles({ name: 'lisbon.png', mimeType: 'image/png', buffer: png(480, 200) });
+    for (const [title, body] of notes) await addNote(desk, title, body);
+    const lisbon = 'Trip to Lisbon';
+    await noteItem(desk, lisbon).locator('input.file').setInputFiles({ name: 'lisbon.png', mimeType: 'image/png', buffer: png(480, 200, seaside(480, 200)) });
     const img = noteItem(desk, lisbon).locator('img.preview');
     await img.waitFor({ state: 'visible', timeout: 30_000 });
     await desk.waitForFunction((el) => el.complete && el.naturalWidth > 0, await img.elementHandle());
@@ -452,7 +452,7 @@ const flows = {
     await shot(phone, 'notes-phone');
     await shot(phone, 'notes-phone-full', true);
 
-    for (const [title] of notes) await deleteNote(desk, `${title} ${run}`);
+    for (const [title] of notes) await deleteNote(desk, title);
     await logOut(desk);
   },
 
@@ -487,8 +487,24 @@ const flows = {
   },
 };
 
-// A small RGB PNG (w x h), built here so the test ships no binary file.
-function png(w, h) {
+// A sun over the sea, as pixel colours for png().
+function seaside(w, h) {
+  const horizon = h * 0.62;
+  return (x, y) => {
+    if (Math.hypot(x - w * 0.72, y - h * 0.4) < h * 0.14) return [255, 210, 110];
+    if (y < horizon) {
+      const t = y / horizon;
+      return [Math.round(110 + 130 * t), Math.round(170 + 60 * t), 240];
+    }
+    const t = (y - horizon) / (h - horizon);
+    const wave = Math.sin(x / 9 + y / 3) > 0.92 ? 40 : 0;
+    return [Math.round(20 + 20 * t + wave), Math.round(100 - 30 * t + wave), Math.round(165 - 45 * t + wave)];
+  };
+}
+
+// A small RGB PNG (w x h; ``pixel(x, y)`` gives [r, g, b]), built here so the test ships no
+// binary file.
+function png(w, h, pixel = (x, y) => [253, (x * 6) % 256, (y * 8) % 256]) {
   const crcTable = Array.from({ length: 256 }, (_, n) => {
     let c = n;
     for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
@@ -515,7 +531,7 @@ function png(w, h) {
   const rows = [];
   for (let y = 0; y < h; y++) {
     const row = Buffer.alloc(1 + w * 3);
-    for (let x = 0; x < w; x++) row.set([253, (x * 6) % 256, (y * 8) % 256], 1 + x * 3);
+    for (let x = 0; x < w; x++) row.set(pixel(x, y), 1 + x * 3);
     rows.push(row);
   }
   return Buffer.concat([

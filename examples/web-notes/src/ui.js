@@ -113,9 +113,18 @@ function stamp(label, iso) {
   const time = document.createElement('time');
   time.dateTime = iso;
   time.title = full.format(new Date(iso));
+  time.dataset.label = label;
   time.textContent = `${label} ${when(iso)}`;
   return time;
 }
+
+// "just now" becomes "2 minutes ago" without re-rendering the list (which would take the focus
+// from an open editor).
+setInterval(() => {
+  for (const time of document.querySelectorAll('#list time[data-label]')) {
+    time.textContent = `${time.dataset.label} ${when(time.dateTime)}`;
+  }
+}, 30_000);
 
 /** "Created 5 minutes ago", and " · Edited just now" when the note changed after that. */
 export function noteTimes(note) {

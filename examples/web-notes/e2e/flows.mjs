@@ -201,7 +201,13 @@ const flows = {
     const user = { name: 'Ada', email: `ada-${unique()}@example.com`, password: 'correct horse battery' };
     const creates = [];
     page.on('request', (req) => req.method() === 'POST' && /\/v1\/account$/.test(req.url()) && creates.push(req.url()));
-    await open(page);
+    // The first paint says it is loading while the session is looked up.
+    const stopBoot = await slowDown(page, 'GET', /\/v1\/account$/);
+    await page.goto(DEMO_URL);
+    await page.waitForSelector('#boot:text("Loading…")');
+    await page.waitForSelector('body[data-ready="true"]');
+    await stopBoot();
+    assert.ok(await page.isHidden('#boot'));
     await page.waitForSelector('body[data-view="auth"]');
     assert.ok(await page.isHidden('#live'), 'no live pill when signed out');
     await shot(page, 'login');

@@ -4,6 +4,7 @@ import {
 import { loadConfig } from './config.js';
 import { attachments } from './files.js';
 import { passwordRule } from './messages.js';
+import { matchesSearch, searchQueries } from './search.js';
 import { $, busy, finishToast, noteTimes, setLive, showError as showErrorWith, showUser, undoToast } from './ui.js';
 import './style.css';
 
@@ -83,16 +84,8 @@ async function showNotes(user) {
 
 // ---- list ----------------------------------------------------------------------------------
 
-function searchWords(text) {
-  return (text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) || []).slice(0, 8);
-}
-
-// Every word of the search, as the start of a word in the title or the body (what the
-// server's fulltext search does on PostgreSQL; SQLite matches anywhere in the text).
 function matchesView(row) {
-  if (row.owner !== state.user?.$id) return false;
-  const words = new Set(searchWords(`${row.title || ''} ${row.body || ''}`));
-  return searchWords(state.search).every((w) => [...words].some((word) => word.startsWith(w)));
+  return row.owner === state.user?.$id && matchesSearch(row, state.search);
 }
 
 function visibleNotes() {
@@ -275,11 +268,8 @@ async function flushDeletes() {
 // ---- data ----------------------------------------------------------------------------------
 
 function listQueries() {
-  const queries = [Query.equal('owner', state.user.$id), Query.orderDesc('$createdAt'), Query.limit(100)];
-  for (const word of searchWords(state.search)) {
-    queries.push(Query.or([Query.search('title', word), Query.search('body', word)]));
-  }
-  return queries;
+  return [Query.equal('owner', state.user.$id), Query.orderDesc('$createdAt'), Query.limit(100),
+    ...searchQueries(state.search)];
 }
 
 let loadSeq = 0;

@@ -10,8 +10,9 @@ Debian's ``/usr/bin/chromium``) against a live ASGI server on PostgreSQL and Red
 
 Flows that need an API this server does not have yet are skipped by probing it at run time
 (404 ``general_route_not_found``, or a realtime socket that never says ``connected``), so they
-run by themselves once the feature is merged. A failing flow leaves screenshots and the
-browser console under ``artifacts/browser/``.
+run by themselves once the feature is merged. Every flow keeps screenshots of the screens it
+checks under ``artifacts/browser/screens/``; a failing flow also leaves a screenshot of each page
+and the browser console under ``artifacts/browser/``.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ class Demo:
         if mode not in self.users:
             email, password = f"notes-{mode}-{time.monotonic_ns()}@example.com", "notes-password-1"
             r = self.api.call("POST", "/account", json={"userId": "unique()", "email": email, "password": password,
-                                                        "name": f"Notes {mode}"})
+                                                        "name": "Ada Lovelace"})
             assert r.status_code == 201, r.text
             self.users[mode] = (email, password)
         return self.users[mode]
@@ -158,17 +159,19 @@ def demo(live_env, demo_dist, django_db_blocker):
         _wait_http(f"http://127.0.0.1:{static_port}/")
         # The demo's own set-up script, through the API with the project's key (exit 3: a
         # feature it needs is not on this server yet; what exists is still set up). It writes
-        # the build's config.js, which the same-origin page reads.
+        # the build's config.js, which both pages read. It sets the password policy with
+        # manage.py, so it runs with the server's environment (the test database).
         setup = subprocess.run(
             [sys.executable, str(WEB / "setup.py"), "--endpoint", server.endpoint, "--project", project.id,
              "--key", project.key, "--config", str(demo_dist / "config.js")],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True, text=True, timeout=120, env=live_env,
         )
         api = Api(server, project)
         features = _probe(api, server, project.id)
         expected = 0 if not (features["tablesdb"] or features["storage"]) else 3
         assert setup.returncode == expected, setup.stdout + setup.stderr
-        assert f'"project": "{project.id}"' in (demo_dist / "config.js").read_text()
+        config = (demo_dist / "config.js").read_text()
+        assert f'"project": "{project.id}"' in config and '"dictionary": true' in config, config
         yield Demo(server, project.id, api, static_port, features)
     finally:
         static.terminate()
@@ -223,6 +226,21 @@ def test_attach_upload_download_preview(demo, mode):
 def test_realtime_update_in_second_context(demo, mode):
     demo.need("tablesdb", "realtime")
     run_user_flow(demo, "realtime", mode)
+
+
+def test_layout_desktop_and_phone(demo):
+    """1280x800 and 390x844: no sideways scroll, the phone header on one line. Same origin only:
+    the layout does not depend on where the API is."""
+    demo.need("tablesdb", "storage")
+    run_user_flow(demo, "layout", "same")
+
+
+def test_setup_refuses_common_passwords(demo):
+    """The policy setup.py turned on, on the wire: Appwrite's 400 for a common password."""
+    r = demo.api.call("POST", "/account", json={"userId": "unique()", "email": f"pw-{time.monotonic_ns()}@example.com",
+                                                "password": "password"})
+    assert r.status_code == 400 and r.json()["type"] == "general_argument_invalid", r.text
+    assert "commonly used" in r.json()["message"]
 
 
 def test_unregistered_origin_is_refused(demo):

@@ -3,9 +3,18 @@
     python examples/web-notes/setup.py --endpoint http://127.0.0.1:8000/v1 --project demo --key <API key>
 
 Creates (or keeps, when they exist) a TablesDB database, a ``notes`` table with row security
-(users may create; each row is readable and writable by its owner only), its columns and an
-index on ``owner``, and an ``attachments`` bucket with file security; then writes
-``dist/config.js`` (when the demo is built) so the page knows the IDs. Running it again is safe.
+(users may create; each row is readable and writable by its owner only), its columns, a key
+index on ``owner`` and a fulltext index on ``title`` and one on ``body`` (the page's search), and
+an ``attachments`` bucket with file security; then writes ``dist/config.js`` (when the demo is
+built) so the page knows the IDs and the password policy. Running it again is safe.
+
+Password policy: this server has no HTTP API for a project's authentication settings (on
+Appwrite they belong to the console), so when the script runs from a checkout of this
+repository it sets them with ``manage.py createproject <project> --exists-ok`` (the same database
+as the server: run it with the server's ``DATABASE_URL``): common passwords and passwords that
+contain the user's name or email are refused, 8 characters at least. ``--no-password-policy``
+skips that; the page then only asks for 8 characters. A running server sees the change within
+``PROJECT_CACHE_TTL`` seconds (30 by default).
 
 Exit status: 0 when everything is in place; 3 when the server lacks a feature the demo uses
 (TablesDB or Storage answer 404 ``general_route_not_found``): the rest is still set up and the
@@ -18,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,7 +41,12 @@ from appwrite.services.storage import Storage
 from appwrite.services.tables_db import TablesDB
 
 HERE = Path(__file__).resolve().parent
+MANAGE = HERE.parents[1] / "manage.py"
 MISSING = 3
+# What the demo asks of passwords (Appwrite's project settings, as createproject spells them),
+# and how config.js tells the page, which words the rule for people.
+POLICY_OPTIONS = ["--password-dictionary", "--personal-data-check"]
+POLICY = {"minLength": 8, "dictionary": True, "personalData": True}
 
 # key -> (varchar size or None for a text column, required). `owner` and `fileId` hold IDs
 # (36 chars at most, Appwrite's ID rule).
@@ -96,6 +111,12 @@ def setup_tables(db: TablesDB, database: str, table: str) -> None:
         wait_available(db, database, table, key, created)
     step("index owner", lambda: db.create_index(database, table, "owner", TablesDBIndexType.KEY, ["owner"]),
          "index_already_exists")
+    # One fulltext index per column: Query.search(column, ...) needs one that covers the column,
+    # and the page matches each word in the title or the body.
+    for key in ("title", "body"):
+        step(f"fulltext index {key}",
+             lambda k=key: db.create_index(database, table, f"search_{k}", TablesDBIndexType.FULLTEXT, [k]),
+             "index_already_exists")
 
 
 def setup_storage(storage: Storage, bucket: str) -> None:
@@ -105,6 +126,22 @@ def setup_storage(storage: Storage, bucket: str) -> None:
                                       file_security=True, maximum_file_size=30_000_000),
         "storage_bucket_already_exists",
     )
+
+
+def set_password_policy(project: str) -> dict | None:
+    """Turn on the demo's password policy for ``project`` with ``manage.py createproject
+    --exists-ok`` (see the module docstring). Returns the policy for config.js, or None (with a
+    line saying why) when this is not a checkout or the command fails."""
+    if not MANAGE.is_file():
+        print("  password policy: manage.py not found (not a checkout); set it on the server")
+        return None
+    result = subprocess.run([sys.executable, str(MANAGE), "createproject", project, "--exists-ok", *POLICY_OPTIONS],
+                            capture_output=True, text=True, timeout=120)
+    if result.returncode != 0:
+        print(f"  password policy: not set ({(result.stderr or result.stdout).strip()[-300:]})")
+        return None
+    print("  password policy: common passwords and personal data refused, 8 characters at least")
+    return POLICY
 
 
 def write_config(path: Path, config: dict) -> None:
@@ -125,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bucket", default="attachments")
     parser.add_argument("--public-endpoint", default="",
                         help="endpoint the page uses (default: empty = the server that serves the page)")
+    parser.add_argument("--no-password-policy", dest="password_policy", action="store_false",
+                        help="leave the project's password settings as they are")
     parser.add_argument("--config", type=Path, default=HERE / "dist" / "config.js",
                         help="config.js to write (skipped when its folder does not exist)")
     args = parser.parse_args(argv)
@@ -134,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     client = Client().set_endpoint(args.endpoint).set_project(args.project).set_key(args.key)
     missing = []
     print(f"Setting up the notes demo on {args.endpoint} (project {args.project}):")
+    policy = set_password_policy(args.project) if args.password_policy else None
     try:
         try:
             setup_tables(TablesDB(client), args.database, args.table)
@@ -152,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.config.parent.is_dir():
         write_config(args.config, {"endpoint": args.public_endpoint, "project": args.project,
-                                   "database": args.database, "table": args.table, "bucket": args.bucket})
+                                   "database": args.database, "table": args.table, "bucket": args.bucket,
+                                   **({"passwordPolicy": policy} if policy else {})})
     else:
         print(f"  config: {args.config.parent} does not exist (build the demo first); pass the IDs as query "
               "parameters instead")

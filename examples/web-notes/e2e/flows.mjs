@@ -1,7 +1,7 @@
 // End-to-end flows of the notes demo in headless Chromium (Debian's /usr/bin/chromium, driven by
 // playwright-core; no browser is downloaded). One flow per run:
 //
-//   node e2e/flows.mjs <auth|notes|files|realtime|refused>
+//   node e2e/flows.mjs <auth|notes|files|realtime|layout|refused>
 //
 // Environment:
 //   DEMO_URL        page URL with the config query (?endpoint=&project=&database=&table=&bucket=)
@@ -9,7 +9,8 @@
 //   CROSS_ORIGIN    "1" when the page's origin is not the API's (session via X-Fallback-Cookies)
 //   USER_EMAIL, USER_PASSWORD   an existing account (notes, files, realtime)
 //   API_ENDPOINT    the API endpoint (refused: probed from the page)
-//   ARTIFACTS_DIR   where a failing run saves screenshots and console logs
+//   ARTIFACTS_DIR   where a failing run saves screenshots and console logs; every run keeps
+//                   screenshots of the main screens in its screens/ folder
 //   CHROMIUM        browser binary (default /usr/bin/chromium)
 //
 // Prints "ok <flow>" and exits 0, or prints the failure and exits 1.
@@ -27,6 +28,8 @@ const CROSS = env.CROSS_ORIGIN === '1';
 const project = env.PROJECT;
 const ARTIFACTS = env.ARTIFACTS_DIR || 'artifacts/browser';
 const TIMEOUT = 15_000;
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
 const tag = `${flow}-${CROSS ? 'cross' : 'same'}`;
 const unique = () => `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 
@@ -40,8 +43,9 @@ const ARGS = [
 const pages = [];
 const logs = [];
 
-async function newPage(browser, name) {
-  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 900, height: 900 } });
+async function newPage(browser, name, viewport = DESKTOP) {
+  const phone = viewport.width < 600;
+  const context = await browser.newContext({ acceptDownloads: true, viewport, isMobile: phone, hasTouch: phone });
   const page = await context.newPage();
   page.setDefaultTimeout(TIMEOUT);
   page.on('console', (msg) => logs.push(`[${name}] console.${msg.type()}: ${msg.text()}`));
@@ -72,6 +76,29 @@ async function saveArtifacts() {
     }
   }
   writeFileSync(join(ARTIFACTS, `${tag}-console.log`), logs.join('\n') + '\n');
+}
+
+// A screenshot of a main screen, kept after a passing run too: <ARTIFACTS_DIR>/screens/<flow>-<mode>-<name>.png
+async function shot(page, name, fullPage = false) {
+  mkdirSync(join(ARTIFACTS, 'screens'), { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, 'screens', `${tag}-${name}.png`), fullPage });
+}
+
+// Hold the requests matching ``match`` (method, URL regex) for ``ms`` before sending them,
+// so a test can look at the page while they run. Returns a function that stops it.
+async function slowDown(page, method, match, ms = 1200) {
+  const handler = async (route) => {
+    if (route.request().method() === method) await new Promise((resolve) => setTimeout(resolve, ms));
+    await route.fallback();
+  };
+  await page.route(match, handler);
+  return () => page.unroute(match, handler);
+}
+
+// The page scrolls sideways when its content is wider than the viewport.
+async function expectNoSideways(page, what) {
+  const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
+  assert.ok(scroll <= width, `${what}: the page is ${scroll} px wide in a ${width} px viewport`);
 }
 
 // ---- UI steps ----------------------------------------------------------------------------------
@@ -109,10 +136,24 @@ async function loggedIn(page, email) {
   assert.match(await page.textContent('#who'), new RegExp(email.replace(/[.+]/g, '\\$&')));
 }
 
+// Log out lands on an empty log-in form (not sign-up, nothing of the last user left in it).
 async function logOut(page) {
   await page.click('#logout');
   await page.waitForSelector('body[data-view="auth"]');
   await expectNoError(page);
+  assert.equal(await page.textContent('#auth-title'), 'Log in');
+  assert.ok(await page.isHidden('#name-row'), 'the name field is for sign-up only');
+  assert.equal(await page.inputValue('#email'), '', 'the email field is cleared');
+  assert.equal(await page.inputValue('#password'), '', 'the password field is cleared');
+  assert.ok(await page.isHidden('#live'), 'no live pill when signed out');
+}
+
+// The human sentence in the error banner: no Appwrite type, no raw code.
+async function errorText(page) {
+  await page.waitForSelector('#error:not([hidden])');
+  const text = (await page.textContent('#error-text')).trim();
+  assert.doesNotMatch(text, /\(|_[a-z]|\bcode\b|Failed to fetch/, `error text for people: ${text}`);
+  return text;
 }
 
 async function sessionInStorage(page) {
@@ -134,6 +175,17 @@ async function addNote(page, title, body = '') {
   await expectNoError(page);
 }
 
+// Delete through the page: the note goes at once, the Undo toast shows; dismissing the toast
+// sends the delete now (else it goes when the toast expires).
+async function deleteNote(page, title) {
+  await noteItem(page, title).locator('button.delete').click();
+  await noteItem(page, title).waitFor({ state: 'detached' });
+  await page.waitForSelector('#toast:not([hidden])');
+  await page.click('#toast-close');
+  await page.waitForSelector('body[data-pending-deletes="0"]');
+  await expectNoError(page);
+}
+
 const noteItem = (page, title) => page.locator('#list li', { has: page.locator(`h3.title:text-is("${title}")`) });
 
 async function titles(page) {
@@ -147,8 +199,57 @@ const flows = {
   async auth(browser) {
     const page = await newPage(browser, 'main');
     const user = { name: 'Ada', email: `ada-${unique()}@example.com`, password: 'correct horse battery' };
-    await open(page);
-    await signUp(page, user);
+    const creates = [];
+    page.on('request', (req) => req.method() === 'POST' && /\/v1\/account$/.test(req.url()) && creates.push(req.url()));
+    // The first paint says it is loading while the session is looked up.
+    const stopBoot = await slowDown(page, 'GET', /\/v1\/account$/);
+    await page.goto(DEMO_URL);
+    await page.waitForSelector('#boot:text("Loading…")');
+    await page.waitForSelector('body[data-ready="true"]');
+    await stopBoot();
+    assert.ok(await page.isHidden('#boot'));
+    await page.waitForSelector('body[data-view="auth"]');
+    assert.ok(await page.isHidden('#live'), 'no live pill when signed out');
+    await shot(page, 'login');
+
+    // Wrong password: a sentence for people, dismissible.
+    const formTop = () => page.evaluate(() => document.querySelector('#auth').getBoundingClientRect().top);
+    const top = await formTop();
+    await page.fill('#email', user.email);
+    await page.fill('#password', 'not the password');
+    await page.click('#auth-submit');
+    assert.match(await errorText(page), /don’t match/);
+    assert.equal(await formTop(), top, 'the banner does not push the page down');
+    await shot(page, 'login-error');
+    await page.click('#error-close');
+    await page.waitForSelector('#error', { state: 'hidden' });
+
+    // An error goes away when switching between log in and sign up.
+    await page.click('#auth-submit');
+    await errorText(page);
+    await page.click('#auth-toggle');
+    await page.waitForSelector('#error', { state: 'hidden' });
+
+    // The sign-up form states the project's password rule, and a common password is refused.
+    assert.equal(await page.textContent('#auth-title'), 'Create an account');
+    assert.match(await page.textContent('#password-hint'), /At least 8 characters.*common password/);
+    await page.fill('#name', user.name);
+    await page.fill('#password', 'password');
+    await page.click('#auth-submit');
+    assert.match(await errorText(page), /too common/);
+    await shot(page, 'signup-error');
+
+    // While the sign-up runs its button is disabled and says so (no double submit).
+    const stop = await slowDown(page, 'POST', /\/v1\/account$/);
+    await page.fill('#password', user.password);
+    await page.click('#auth-submit');
+    await page.waitForSelector('#auth-submit:disabled');
+    assert.equal(await page.textContent('#auth-submit'), 'Creating account…');
+    assert.ok(await page.isDisabled('#email'), 'the form is locked while it is sent');
+    await loggedIn(page, user.email);
+    await stop();
+    assert.equal(creates.length, 2, `one sign-up request per submit (the common password, then this): ${creates}`);
+    assert.ok(await page.isVisible('#live'), 'the live pill shows once signed in');
     const stored = await sessionInStorage(page);
     if (CROSS) {
       assert.ok(stored[`a_session_${project}`], 'cross-origin: the SDK keeps the session in localStorage.cookieFallback');
@@ -173,21 +274,48 @@ const flows = {
     await open(page);
     await logIn(page, { email: env.USER_EMAIL, password: env.USER_PASSWORD });
     const run = unique();
-    const first = `first ${run}`;
-    const second = `second ${run}`;
-    await addNote(page, first, 'body one');
-    await addNote(page, second, 'body two');
-    await reload(page);
+    const first = `Trip to Lisbon ${run}`;
+    const second = `Groceries ${run}`;
+    await addNote(page, first, 'Tram 28 up to the castle');
+
+    // While "Add note" runs, its button is disabled and says so.
+    const stop = await slowDown(page, 'POST', /\/rows$/);
+    await page.fill('#note-title', second);
+    await page.fill('#note-body', 'Milk, eggs, bread');
+    await page.click('#note-add');
+    await page.waitForSelector('#note-add:disabled');
+    assert.equal(await page.textContent('#note-add'), 'Adding…');
+    await page.waitForSelector(`#list li:has(h3.title:text-is("${second}"))`);
+    await stop();
+    assert.ok(await page.isEnabled('#note-add'));
+
+    // The list says it is loading while it loads.
+    const stopList = await slowDown(page, 'GET', /\/rows(\?|$)/);
+    await page.reload();
+    await page.waitForSelector('#list-status.loading:text("Loading your notes…")');
+    await page.waitForSelector('body[data-ready="true"]');
+    await stopList();
     const listed = await titles(page);
     assert.ok(listed.indexOf(second) !== -1 && listed.indexOf(second) < listed.indexOf(first), `newest first: ${listed}`);
+    assert.match(await noteItem(page, first).locator('.meta').textContent(), /^Created /);
 
-    await page.fill('#search', `second ${run}`);
-    await page.waitForFunction((t) => {
+    // Search as people expect: any case, titles and bodies, every word; and say when nothing matches.
+    const shows = (expected) => page.waitForFunction((want) => {
       const shown = [...document.querySelectorAll('#list h3.title')].map((e) => e.textContent);
-      return shown.length === 1 && shown[0] === t;
-    }, second);
+      return want.every((t) => shown.includes(t.title) === t.shown);
+    }, expected);
+    await page.fill('#search', `lisbon ${run}`);
+    await shows([{ title: first, shown: true }, { title: second, shown: false }]);
+    await page.fill('#search', `EGGS ${run}`);
+    await shows([{ title: first, shown: false }, { title: second, shown: true }]);
+    await page.fill('#search', `castle ${run.toUpperCase()}`);
+    await shows([{ title: first, shown: true }, { title: second, shown: false }]);
+    await page.fill('#search', `zebra ${run}`);
+    await page.waitForSelector(`#list-status:text-is("No notes match “zebra ${run}”.")`);
+    assert.equal(await page.locator('#list li').count(), 0);
     await page.fill('#search', '');
     await page.waitForSelector(`#list li:has(h3.title:text-is("${first}"))`);
+    await shot(page, 'list');
 
     const edited = `edited ${run}`;
     await noteItem(page, first).locator('button.edit').click();
@@ -199,19 +327,27 @@ const flows = {
     await reload(page);
     await page.waitForSelector(`#list li:has(h3.title:text-is("${edited}"))`);
     assert.equal(await noteItem(page, edited).locator('.body').textContent(), 'changed body');
+    assert.match(await noteItem(page, edited).locator('.meta').textContent(), /^Created .* · Edited /);
 
-    for (const title of [edited, second]) {
-      await noteItem(page, title).locator('button.delete').click();
-      await noteItem(page, title).waitFor({ state: 'detached' });
-      await expectNoError(page);
-    }
+    // Delete offers Undo for a few seconds.
+    await noteItem(page, edited).locator('button.delete').click();
+    await noteItem(page, edited).waitFor({ state: 'detached' });
+    assert.match(await page.textContent('#toast-text'), /Deleted/);
+    await shot(page, 'undo');
+    await page.click('#toast-undo');
+    await noteItem(page, edited).waitFor();
+    await reload(page);
+    await noteItem(page, edited).waitFor();
+
+    for (const title of [edited, second]) await deleteNote(page, title);
     await reload(page);
     const after = await titles(page);
     assert.ok(!after.includes(edited) && !after.includes(second), `deleted notes stay deleted: ${after}`);
     await logOut(page);
   },
 
-  // Attach a 6 MiB file (chunked upload with progress), download it back, preview an image.
+  // Attach a 12 MiB file (chunked upload with progress), download it back, preview an image,
+  // replace a file after confirming.
   async files(browser) {
     const page = await newPage(browser, 'main');
     await open(page);
@@ -220,8 +356,10 @@ const flows = {
 
     const bigTitle = `big ${run}`;
     await addNote(page, bigTitle);
-    const big = randomBytes(6 * 1024 * 1024 + 12345);
+    const big = randomBytes(12 * 1024 * 1024 + 12345);
+    assert.equal(await noteItem(page, bigTitle).locator('.attach-text').textContent(), 'Attach file');
     await noteItem(page, bigTitle).locator('input.file').setInputFiles({ name: 'data.bin', mimeType: 'application/octet-stream', buffer: big });
+    await noteItem(page, bigTitle).locator('.upload-text:text("Uploading data.bin")').waitFor();
     await page.waitForSelector(`#list li:has(h3.title:text-is("${bigTitle}")) .attachment:not([hidden]) a.download`, { timeout: 60_000 });
     await expectNoError(page);
     const link = noteItem(page, bigTitle).locator('a.download');
@@ -238,19 +376,25 @@ const flows = {
     await img.waitFor({ state: 'visible', timeout: 30_000 });
     await page.waitForFunction((el) => el.complete && el.naturalWidth > 0, await img.elementHandle());
 
-    // The chunked upload reported progress per chunk (two chunks: 5 MiB + the rest).
+    await shot(page, 'attachments');
+
+    // A second file replaces the first only after "Replace"; the chunked upload reported
+    // progress per chunk (three: 5 MiB, 5 MiB, the rest), and the bar goes when it is done.
     await reload(page);
-    await noteItem(page, bigTitle).locator('input.file').setInputFiles({ name: 'again.bin', mimeType: 'application/octet-stream', buffer: big });
+    const item = noteItem(page, bigTitle);
+    assert.equal(await item.locator('.attach-text').textContent(), 'Replace file');
+    await item.locator('input.file').setInputFiles({ name: 'again.bin', mimeType: 'application/octet-stream', buffer: big });
+    assert.match(await item.locator('.replace-text').textContent(), /Replace “data.bin” with “again.bin”\?/);
+    await item.locator('button.replace-no').click();
+    await item.locator('.replace').waitFor({ state: 'hidden' });
+    await item.locator('input.file').setInputFiles({ name: 'again.bin', mimeType: 'application/octet-stream', buffer: big });
+    await item.locator('button.replace-yes').click();
     await page.waitForSelector(`#list li:has(h3.title:text-is("${bigTitle}")) a.download:text("again.bin")`, { timeout: 60_000 });
-    const bar = noteItem(page, bigTitle).locator('progress[data-done="true"]');
-    assert.ok(Number(await bar.getAttribute('data-events')) >= 2, 'onProgress called per chunk');
-    assert.equal(await bar.evaluate((el) => el.value), 100);
+    assert.ok(Number(await item.getAttribute('data-upload-events')) >= 3, 'onProgress called per chunk');
+    assert.ok(await item.locator('.upload').isHidden(), 'no progress bar left once the upload is done');
     await expectNoError(page);
 
-    for (const title of [bigTitle, picTitle]) {
-      await noteItem(page, title).locator('button.delete').click();
-      await noteItem(page, title).waitFor({ state: 'detached' });
-    }
+    for (const title of [bigTitle, picTitle]) await deleteNote(page, title);
     await logOut(page);
   },
 
@@ -270,10 +414,52 @@ const flows = {
     const title = `live ${unique()}`;
     await addNote(a, title, 'sent through realtime');
     await b.waitForSelector(`#list li:has(h3.title:text-is("${title}"))`, { timeout: 10_000 });
-    await noteItem(a, title).locator('button.delete').click();
+    await deleteNote(a, title);
     await noteItem(b, title).waitFor({ state: 'detached', timeout: 10_000 });
     await logOut(a);
     await logOut(b);
+  },
+
+  // The main screens at 1280x800 and on a 390x844 phone: nothing wider than the screen, the
+  // header on one line with "Log out" inside it. Keeps the screenshots (screens/).
+  async layout(browser) {
+    const creds = { email: env.USER_EMAIL, password: env.USER_PASSWORD };
+    const desk = await newPage(browser, 'desktop');
+    await open(desk);
+    await logIn(desk, creds);
+    // Plain titles (this flow's project is fresh): these screenshots show the demo in docs.
+    const notes = [
+      ['Groceries', 'Milk, eggs, bread, two lemons'],
+      ['Trip to Lisbon', 'Tram 28 up to the castle, then pastéis de nata in Belém.'],
+    ];
+    for (const [title, body] of notes) await addNote(desk, title, body);
+    const lisbon = 'Trip to Lisbon';
+    await noteItem(desk, lisbon).locator('input.file').setInputFiles({ name: 'lisbon.png', mimeType: 'image/png', buffer: png(480, 200, seaside(480, 200)) });
+    const img = noteItem(desk, lisbon).locator('img.preview');
+    await img.waitFor({ state: 'visible', timeout: 30_000 });
+    await desk.waitForFunction((el) => el.complete && el.naturalWidth > 0, await img.elementHandle());
+    await desk.waitForSelector('#live[data-state="on"], #live[data-state="unavailable"]');
+    await expectNoSideways(desk, 'desktop');
+    await shot(desk, 'notes-desktop');
+
+    const phone = await newPage(browser, 'phone', PHONE);
+    await open(phone);
+    await expectNoSideways(phone, 'phone log-in');
+    await shot(phone, 'login-phone');
+    await logIn(phone, creds);
+    await noteItem(phone, lisbon).locator('img.preview').waitFor({ state: 'visible', timeout: 30_000 });
+    await expectNoSideways(phone, 'phone notes');
+    const box = (sel) => phone.locator(sel).boundingBox();
+    const [logout, who, pill, title] = await Promise.all(['#logout', '#who', '#live', '.bar h1'].map(box));
+    assert.ok(logout.x + logout.width <= PHONE.width, `"Log out" ends at ${logout.x + logout.width} px`);
+    for (const [name, b] of [['user', who], ['live pill', pill], ['log out', logout]]) {
+      assert.ok(Math.abs((b.y + b.height / 2) - (title.y + title.height / 2)) < 6, `${name} is on the title's line`);
+    }
+    await shot(phone, 'notes-phone');
+    await shot(phone, 'notes-phone-full', true);
+
+    for (const [title] of notes) await deleteNote(desk, title);
+    await logOut(desk);
   },
 
   // A page whose origin the project does not allow: the browser refuses the API's answers
@@ -287,7 +473,7 @@ const flows = {
     await page.fill('#password', 'password1234');
     await page.click('#auth-submit');
     await page.waitForSelector('#error:not([hidden])');
-    assert.match(await page.textContent('#error'), /Network error/);
+    assert.match(await errorText(page), /Can’t reach the server/);
     assert.equal(await page.getAttribute('body', 'data-view'), 'auth');
     const outcomes = await page.evaluate(async ({ endpoint, project }) => {
       const attempt = async (init) => {
@@ -307,8 +493,24 @@ const flows = {
   },
 };
 
-// A small RGB PNG (w x h), built here so the test ships no binary file.
-function png(w, h) {
+// A sun over the sea, as pixel colours for png().
+function seaside(w, h) {
+  const horizon = h * 0.62;
+  return (x, y) => {
+    if (Math.hypot(x - w * 0.72, y - h * 0.4) < h * 0.14) return [255, 210, 110];
+    if (y < horizon) {
+      const t = y / horizon;
+      return [Math.round(110 + 130 * t), Math.round(170 + 60 * t), 240];
+    }
+    const t = (y - horizon) / (h - horizon);
+    const wave = Math.sin(x / 9 + y / 3) > 0.92 ? 40 : 0;
+    return [Math.round(20 + 20 * t + wave), Math.round(100 - 30 * t + wave), Math.round(165 - 45 * t + wave)];
+  };
+}
+
+// A small RGB PNG (w x h; ``pixel(x, y)`` gives [r, g, b]), built here so the test ships no
+// binary file.
+function png(w, h, pixel = (x, y) => [253, (x * 6) % 256, (y * 8) % 256]) {
   const crcTable = Array.from({ length: 256 }, (_, n) => {
     let c = n;
     for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
@@ -335,7 +537,7 @@ function png(w, h) {
   const rows = [];
   for (let y = 0; y < h; y++) {
     const row = Buffer.alloc(1 + w * 3);
-    for (let x = 0; x < w; x++) row.set([253, (x * 6) % 256, (y * 8) % 256], 1 + x * 3);
+    for (let x = 0; x < w; x++) row.set(pixel(x, y), 1 + x * 3);
     rows.push(row);
   }
   return Buffer.concat([

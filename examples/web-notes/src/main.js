@@ -1,42 +1,35 @@
 import {
-  Account, AppwriteException, Channel, Client, ID, Permission, Query, Realtime, Role, Storage, TablesDB,
+  Account, AppwriteException, Channel, Client, ID, Permission, Query, Realtime, Role, TablesDB, Storage,
 } from 'appwrite';
 import { loadConfig } from './config.js';
+import { attachments } from './files.js';
+import { passwordRule } from './messages.js';
+import { matchesSearch, searchQueries } from './search.js';
+import { $, busy, finishToast, noteTimes, setLive, showError as showErrorWith, showUser, undoToast } from './ui.js';
 import './style.css';
 
 const cfg = loadConfig();
+const policy = { minLength: 8, ...(cfg.passwordPolicy || {}) };
 const client = new Client().setEndpoint(cfg.endpoint).setProject(cfg.project);
 const account = new Account(client);
 const tables = new TablesDB(client);
-const storage = new Storage(client);
+const files = attachments({ cfg, storage: new Storage(client), userId: () => state.user.$id });
 
-const $ = (id) => document.getElementById(id);
-// uploads: note ID -> { value, events, done }, so a re-render keeps showing an upload's progress.
-const state = { user: null, notes: new Map(), uploads: new Map(), realtime: null, signup: false, search: '' };
-const IMAGE = /\.(png|jpe?g|gif|webp)$/i;
+const state = {
+  user: null,
+  notes: new Map(),
+  loading: false,
+  signup: false,
+  search: '',
+  uploads: new Map(), // note ID -> { value, events, name } while its upload runs
+  uploadEvents: new Map(), // note ID -> progress callbacks of its last finished upload
+  replacing: new Map(), // note ID -> File waiting for "Replace"
+  editing: new Map(), // note ID -> { title, body } draft while its editor is open
+  deleting: new Map(), // note ID -> promise of the delete that runs once its Undo expires
+  realtime: null,
+};
 
-// ---- helpers -------------------------------------------------------------------------------
-
-function showError(err) {
-  const box = $('error');
-  if (!err) {
-    box.hidden = true;
-    box.textContent = '';
-    return;
-  }
-  let text;
-  if (err instanceof AppwriteException) {
-    text = `${err.message}${err.type ? ` (${err.type})` : ''}`;
-  } else if (err instanceof TypeError) {
-    // fetch() rejects with a TypeError when CORS refuses the response or the server is down.
-    text = `Network error: the server refused this origin or is unreachable (${err.message})`;
-  } else {
-    text = String(err?.message || err);
-  }
-  box.textContent = text;
-  box.hidden = false;
-  console.error('web-notes:', err);
-}
+const showError = (err) => showErrorWith(err, policy);
 
 async function guard(fn) {
   showError(null);
@@ -53,83 +46,73 @@ function ownerPermissions() {
   return [Permission.read(me), Permission.update(me), Permission.delete(me)];
 }
 
-// Cross-origin pages carry the session in localStorage (X-Fallback-Cookies), not in cookies,
-// so file bytes are fetched with that header and shown from a blob URL. Same-origin pages use
-// the SDK's URLs directly: the session cookie goes along.
-async function fileUrl(url) {
-  if (!cfg.crossOrigin) return url;
-  const headers = {};
-  const fallback = window.localStorage.getItem('cookieFallback');
-  if (fallback) headers['X-Fallback-Cookies'] = fallback;
-  const response = await fetch(url, { credentials: 'include', headers });
-  if (!response.ok) throw new Error(`file request failed: HTTP ${response.status}`);
-  return URL.createObjectURL(await response.blob());
-}
-
-// Preview blobs by SDK URL, so re-renders (every edit, every realtime event) reuse them.
-const previews = new Map();
-
-function previewUrl(url) {
-  if (!previews.has(url)) {
-    previews.set(url, fileUrl(url).catch((err) => {
-      previews.delete(url);
-      throw err;
-    }));
-  }
-  return previews.get(url);
-}
-
-function dropPreviews() {
-  for (const pending of previews.values()) {
-    pending.then((url) => url.startsWith('blob:') && URL.revokeObjectURL(url), () => {});
-  }
-  previews.clear();
-}
-
-function setLive(value) {
-  const pill = $('live');
-  pill.dataset.state = value;
-  pill.textContent = `live: ${value}`;
-}
-
 // ---- views ---------------------------------------------------------------------------------
 
+function showView(view) {
+  document.body.dataset.view = view;
+  $('boot').hidden = view !== 'loading';
+  $('auth').hidden = view !== 'auth';
+  $('notes').hidden = view !== 'notes';
+  $('logout').hidden = view !== 'notes';
+}
+
 function showAuth() {
-  document.body.dataset.view = 'auth';
-  $('auth').hidden = false;
-  $('notes').hidden = true;
-  $('logout').hidden = true;
-  $('who').textContent = '';
+  showView('auth');
+  showUser(null);
   renderAuthMode();
 }
 
 function renderAuthMode() {
   $('auth-title').textContent = state.signup ? 'Create an account' : 'Log in';
-  $('auth-submit').textContent = state.signup ? 'Sign up' : 'Log in';
-  $('auth-toggle').textContent = state.signup ? 'Have an account? Log in' : 'No account? Sign up';
+  $('auth-submit').textContent = state.signup ? 'Create account' : 'Log in';
+  $('auth-switch-text').textContent = state.signup ? 'Have an account?' : 'No account?';
+  $('auth-toggle').textContent = state.signup ? 'Log in' : 'Sign up';
   $('name-row').hidden = !state.signup;
   $('password').autocomplete = state.signup ? 'new-password' : 'current-password';
+  $('password').minLength = policy.minLength;
+  $('password-hint').textContent = passwordRule(policy);
+  $('password-hint').hidden = !state.signup;
 }
 
 async function showNotes(user) {
   state.user = user;
-  document.body.dataset.view = 'notes';
-  $('auth').hidden = true;
-  $('notes').hidden = false;
-  $('logout').hidden = false;
-  $('who').textContent = user.name ? `${user.name} <${user.email}>` : user.email;
+  showView('notes');
+  showUser(user);
   await loadNotes();
   subscribe();
 }
 
-function sortedNotes() {
-  return [...state.notes.values()].sort((a, b) => (a.$createdAt < b.$createdAt ? 1 : -1));
+// ---- list ----------------------------------------------------------------------------------
+
+function matchesView(row) {
+  return row.owner === state.user?.$id && matchesSearch(row, state.search);
+}
+
+function visibleNotes() {
+  return [...state.notes.values()]
+    .filter((note) => !state.deleting.has(note.$id))
+    .sort((a, b) => (a.$createdAt < b.$createdAt ? 1 : -1));
 }
 
 function render() {
-  const list = $('list');
-  list.replaceChildren(...sortedNotes().map(renderNote));
-  $('count').textContent = `${state.notes.size} note${state.notes.size === 1 ? '' : 's'}`;
+  const shown = visibleNotes();
+  $('list').replaceChildren(...shown.map(renderNote));
+  $('list').setAttribute('aria-busy', String(state.loading));
+  document.body.dataset.pendingDeletes = String(state.deleting.size);
+  const status = $('list-status');
+  status.hidden = false;
+  status.classList.toggle('loading', state.loading);
+  if (state.loading && !shown.length) {
+    status.textContent = state.search ? 'Searching…' : 'Loading your notes…';
+  } else if (shown.length) {
+    status.hidden = true;
+  } else if (state.search) {
+    status.textContent = `No notes match “${state.search}”.`;
+  } else {
+    status.textContent = 'No notes yet. Write your first one above.';
+  }
+  const n = shown.length;
+  $('count').textContent = state.loading ? '' : `${n} ${state.search ? 'found' : `note${n === 1 ? '' : 's'}`}`;
 }
 
 function renderNote(note) {
@@ -137,156 +120,183 @@ function renderNote(note) {
   li.dataset.id = note.$id;
   li.querySelector('.title').textContent = note.title;
   li.querySelector('.body').textContent = note.body || '';
-  li.querySelector('.meta').textContent = new Date(note.$updatedAt).toLocaleString();
-  if (note.fileId) renderAttachment(li, note);
-  const upload = state.uploads.get(note.$id);
-  if (upload) showProgress(li, upload);
+  li.querySelector('.meta').replaceChildren(...noteTimes(note));
+  li.querySelector('.attach-text').textContent = note.fileId ? 'Replace file' : 'Attach file';
+  if (note.fileId) files.renderAttachment(li, note, guard);
+  if (state.uploads.has(note.$id)) showProgress(li, state.uploads.get(note.$id));
+  if (state.uploadEvents.has(note.$id)) li.dataset.uploadEvents = String(state.uploadEvents.get(note.$id));
+  if (state.replacing.has(note.$id)) askReplace(li, note, state.replacing.get(note.$id));
+  wireEditor(li, note);
+  li.querySelector('.delete').addEventListener('click', () => removeNote(note));
+  li.querySelector('.file').addEventListener('change', (event) => {
+    const file = event.target.files[0];
+    event.target.value = '';
+    if (!file) return;
+    if (note.fileId) {
+      state.replacing.set(note.$id, file);
+      askReplace(li, note, file);
+    } else {
+      guard(() => attach(note, file));
+    }
+  });
+  return li;
+}
 
+function wireEditor(li, note) {
   const view = li.querySelector('.view');
   const editor = li.querySelector('.editor');
-  li.querySelector('.edit').addEventListener('click', () => {
-    editor.querySelector('.edit-title').value = note.title;
-    editor.querySelector('.edit-body').value = note.body || '';
+  const title = editor.querySelector('.edit-title');
+  const body = editor.querySelector('.edit-body');
+  const open = (draft) => {
+    title.value = draft.title;
+    body.value = draft.body;
     view.hidden = true;
     editor.hidden = false;
-    editor.querySelector('.edit-title').focus();
+  };
+  if (state.editing.has(note.$id)) open(state.editing.get(note.$id));
+  li.querySelector('.edit').addEventListener('click', () => {
+    state.editing.set(note.$id, { title: note.title, body: note.body || '' });
+    open(state.editing.get(note.$id));
+    title.focus();
   });
+  editor.addEventListener('input', () => state.editing.set(note.$id, { title: title.value, body: body.value }));
   editor.querySelector('.cancel').addEventListener('click', () => {
+    state.editing.delete(note.$id);
     editor.hidden = true;
     view.hidden = false;
   });
   editor.addEventListener('submit', (event) => {
     event.preventDefault();
-    guard(async () => {
+    busy(editor.querySelector('.save'), 'Saving…', () => guard(async () => {
       const row = await tables.updateRow({
-        databaseId: cfg.database, tableId: cfg.table, rowId: note.$id,
-        data: { title: editor.querySelector('.edit-title').value, body: editor.querySelector('.edit-body').value },
+        databaseId: cfg.database, tableId: cfg.table, rowId: note.$id, data: { title: title.value, body: body.value },
       });
+      state.editing.delete(note.$id);
       state.notes.set(row.$id, row);
       render();
-    });
+    }));
   });
-  li.querySelector('.delete').addEventListener('click', () => guard(async () => {
-    await tables.deleteRow({ databaseId: cfg.database, tableId: cfg.table, rowId: note.$id });
-    state.notes.delete(note.$id);
-    render();
-    if (note.fileId) {
-      storage.deleteFile({ bucketId: cfg.bucket, fileId: note.fileId }).catch((err) => console.warn(err));
-    }
-  }));
-  li.querySelector('.file').addEventListener('change', (event) => {
-    const file = event.target.files[0];
-    if (file) guard(() => attach(li, note, file));
-  });
-  return li;
 }
 
-function renderAttachment(li, note) {
-  const box = li.querySelector('.attachment');
+function askReplace(li, note, file) {
+  const box = li.querySelector('.replace');
   box.hidden = false;
-  const link = li.querySelector('.download');
-  const download = storage.getFileDownload({ bucketId: cfg.bucket, fileId: note.fileId });
-  link.textContent = `⬇ ${note.fileName || 'attachment'}`;
-  link.download = note.fileName || 'attachment';
-  if (cfg.crossOrigin) {
-    link.href = '#';
-    link.addEventListener('click', (event) => {
-      event.preventDefault();
-      guard(async () => {
-        const a = document.createElement('a');
-        a.href = await fileUrl(download);
-        a.download = link.download;
-        document.body.append(a);
-        a.click();
-        a.remove();
-      });
-    });
-  } else {
-    link.href = download;
-  }
-  if (IMAGE.test(note.fileName || '')) {
-    const img = li.querySelector('.preview');
-    img.alt = note.fileName;
-    previewUrl(storage.getFilePreview({ bucketId: cfg.bucket, fileId: note.fileId, width: 480 }))
-      .then((url) => { img.src = url; img.hidden = false; })
-      .catch((err) => console.warn('preview:', err));
-  }
+  box.querySelector('.replace-text').textContent = `Replace “${note.fileName || 'the attachment'}” with “${file.name}”?`;
+  box.querySelector('.replace-yes').addEventListener('click', () => {
+    state.replacing.delete(note.$id);
+    box.hidden = true;
+    guard(() => attach(note, file));
+  });
+  box.querySelector('.replace-no').addEventListener('click', () => {
+    state.replacing.delete(note.$id);
+    box.hidden = true;
+  });
 }
 
 function showProgress(li, upload) {
+  li.querySelector('.upload').hidden = false;
+  li.querySelector('.attach').classList.add('disabled');
+  li.querySelector('.file').disabled = true;
   const bar = li.querySelector('.progress');
-  bar.hidden = false;
-  bar.value = upload.value;
-  bar.dataset.events = String(upload.events);
-  bar.dataset.done = String(upload.done);
+  if (upload.events) bar.value = upload.value;
+  else bar.removeAttribute('value'); // no report yet (a small file never gets one): indeterminate
+  const what = upload.saving ? 'Saving…' : `Uploading ${upload.name}${upload.events ? ` — ${Math.round(upload.value)}%` : '…'}`;
+  li.querySelector('.upload-text').textContent = what;
 }
 
-async function attach(li, note, file) {
-  const upload = { value: 0, events: 0, done: false };
+async function attach(note, file) {
+  const upload = { value: 0, events: 0, name: file.name, saving: false };
   state.uploads.set(note.$id, upload);
   const update = () => {
-    const current = document.querySelector(`#list li[data-id="${note.$id}"]`);
-    if (current) showProgress(current, upload);
+    const li = document.querySelector(`#list li[data-id="${note.$id}"]`);
+    if (li) showProgress(li, upload);
   };
   update();
-  // The SDK reports progress per 5 MiB chunk; a small file goes in one request without any.
-  let uploaded;
   try {
-    uploaded = await storage.createFile({
-      bucketId: cfg.bucket,
-      fileId: ID.unique(),
-      file,
-      permissions: ownerPermissions(),
-      onProgress: (progress) => {
-        upload.value = progress.progress;
-        upload.events += 1;
-        update();
-      },
+    const uploaded = await files.upload(file, (percent) => {
+      upload.value = percent;
+      upload.events += 1;
+      update();
     });
-  } catch (err) {
+    upload.saving = true;
+    update();
+    const row = await tables.updateRow({
+      databaseId: cfg.database, tableId: cfg.table, rowId: note.$id,
+      data: { fileId: uploaded.$id, fileName: file.name },
+    });
+    if (note.fileId) files.remove(note.fileId);
+    state.notes.set(row.$id, row);
+    state.uploadEvents.set(note.$id, upload.events);
+  } finally {
     state.uploads.delete(note.$id);
-    li.querySelector('.progress').hidden = true;
-    throw err;
+    render();
   }
-  Object.assign(upload, { value: 100, done: true });
-  update();
-  const row = await tables.updateRow({
-    databaseId: cfg.database, tableId: cfg.table, rowId: note.$id,
-    data: { fileId: uploaded.$id, fileName: file.name },
-  });
-  if (note.fileId) {
-    storage.deleteFile({ bucketId: cfg.bucket, fileId: note.fileId }).catch((err) => console.warn(err));
-  }
-  state.notes.set(row.$id, row);
+}
+
+// Delete at once on screen; on the server when the Undo toast expires or is dismissed (or the
+// page is hidden, or the user logs out).
+async function removeNote(note) {
+  showError(null);
+  let settle;
+  state.deleting.set(note.$id, new Promise((resolve) => { settle = resolve; }));
   render();
+  const undone = await undoToast(`Deleted “${note.title}”`);
+  if (undone) {
+    state.deleting.delete(note.$id);
+    render();
+    settle();
+    return;
+  }
+  try {
+    await tables.deleteRow({ databaseId: cfg.database, tableId: cfg.table, rowId: note.$id });
+    state.notes.delete(note.$id);
+    if (note.fileId) files.remove(note.fileId);
+  } catch (err) {
+    if (!(err instanceof AppwriteException && err.code === 404)) showError(err);
+  } finally {
+    state.deleting.delete(note.$id);
+    if (state.user) render();
+    settle();
+  }
+}
+
+async function flushDeletes() {
+  finishToast(false);
+  await Promise.all(state.deleting.values());
 }
 
 // ---- data ----------------------------------------------------------------------------------
 
 function listQueries() {
-  const queries = [Query.equal('owner', state.user.$id), Query.orderDesc('$createdAt'), Query.limit(100)];
-  if (state.search) queries.push(Query.contains('title', state.search));
-  return queries;
+  return [Query.equal('owner', state.user.$id), Query.orderDesc('$createdAt'), Query.limit(100),
+    ...searchQueries(state.search)];
 }
+
+let loadSeq = 0;
 
 async function loadNotes() {
-  await guard(async () => {
-    const result = await tables.listRows({ databaseId: cfg.database, tableId: cfg.table, queries: listQueries() });
-    state.notes = new Map(result.rows.map((row) => [row.$id, row]));
-  });
+  const seq = ++loadSeq;
+  state.loading = true;
   render();
-}
-
-function matchesView(row) {
-  return row.owner === state.user?.$id && (!state.search || (row.title || '').includes(state.search));
+  try {
+    const result = await tables.listRows({ databaseId: cfg.database, tableId: cfg.table, queries: listQueries() });
+    if (seq === loadSeq) state.notes = new Map(result.rows.map((row) => [row.$id, row]));
+  } catch (err) {
+    if (seq === loadSeq) showError(err);
+  } finally {
+    if (seq === loadSeq) {
+      state.loading = false;
+      render();
+    }
+  }
 }
 
 function onRealtimeEvent(event) {
   const row = event.payload;
-  if (!row || !row.$id) return;
-  if (event.events.some((name) => name.endsWith('.delete'))) {
+  if (!row || !row.$id || !state.user) return;
+  if (event.events.some((name) => name.endsWith('.delete')) || !matchesView(row)) {
     state.notes.delete(row.$id);
-  } else if (matchesView(row)) {
+  } else {
     state.notes.set(row.$id, row);
   }
   render();
@@ -321,13 +331,16 @@ async function unsubscribe() {
 
 $('auth-toggle').addEventListener('click', (event) => {
   event.preventDefault();
+  if ($('auth-fields').disabled) return;
   state.signup = !state.signup;
+  showError(null);
   renderAuthMode();
 });
 
 $('auth-form').addEventListener('submit', (event) => {
   event.preventDefault();
-  guard(async () => {
+  const label = state.signup ? 'Creating account…' : 'Logging in…';
+  busy($('auth-submit'), label, () => guard(async () => {
     const email = $('email').value.trim();
     const password = $('password').value;
     if (state.signup) {
@@ -336,35 +349,40 @@ $('auth-form').addEventListener('submit', (event) => {
     await account.createEmailPasswordSession({ email, password });
     $('password').value = '';
     await showNotes(await account.get());
-  });
+  }), $('auth-fields'));
 });
 
-$('logout').addEventListener('click', () => guard(async () => {
+$('logout').addEventListener('click', () => busy($('logout'), 'Logging out…', () => guard(async () => {
+  await flushDeletes();
   await unsubscribe();
   await account.deleteSession({ sessionId: 'current' });
   state.user = null;
-  state.notes.clear();
-  state.uploads.clear();
-  dropPreviews();
-  render();
+  for (const key of ['notes', 'uploads', 'uploadEvents', 'replacing', 'editing']) state[key].clear();
+  files.dropPreviews();
+  state.signup = false;
+  state.search = '';
+  $('search').value = '';
+  $('note-form').reset();
+  $('auth-form').reset();
+  $('list').replaceChildren();
   showAuth();
-}));
+})));
 
 $('note-form').addEventListener('submit', (event) => {
   event.preventDefault();
-  guard(async () => {
+  busy($('note-add'), 'Adding…', () => guard(async () => {
     const row = await tables.createRow({
       databaseId: cfg.database,
       tableId: cfg.table,
       rowId: ID.unique(),
-      data: { title: $('note-title').value, body: $('note-body').value, owner: state.user.$id },
+      data: { title: $('note-title').value.trim(), body: $('note-body').value, owner: state.user.$id },
       permissions: ownerPermissions(),
     });
-    $('note-title').value = '';
-    $('note-body').value = '';
+    $('note-form').reset();
     if (matchesView(row)) state.notes.set(row.$id, row);
     render();
-  });
+    $('note-title').focus();
+  }), $('note-fields'));
 });
 
 let searchTimer;
@@ -376,10 +394,15 @@ $('search').addEventListener('input', (event) => {
   }, 200);
 });
 
+// A hidden page may never come back: run the deletes still waiting for their Undo now.
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'hidden') finishToast(false);
+});
+
 async function start() {
   if (!cfg.project) {
-    showError(new Error('No project configured: run setup.py or add ?project=<id> to the URL.'));
     showAuth();
+    showError(new Error('This page has no project configured: run setup.py, or add ?project=<id> to the URL.'));
   } else {
     try {
       await showNotes(await account.get());

@@ -1,0 +1,64 @@
+// What the page tells people when something goes wrong: Appwrite error types mapped to plain
+// sentences. The raw message, code and type go to the console only (see showError in ui.js).
+import { AppwriteException } from 'appwrite';
+
+const BY_TYPE = {
+  user_invalid_credentials: 'That email and password don’t match. Check them and try again.',
+  user_already_exists: 'There is already an account with this email. Log in instead?',
+  user_email_already_exists: 'There is already an account with this email. Log in instead?',
+  user_blocked: 'This account has been blocked. Contact the site’s owner.',
+  user_session_already_exists: 'You are already logged in. Reload the page.',
+  user_unauthorized: 'Your session has ended. Log in again.',
+  general_unauthorized_scope: 'Your session has ended. Log in again.',
+  password_personal_data: 'Your password can’t contain your name or email. Choose another one.',
+  password_recently_used: 'You used this password recently. Choose another one.',
+  general_rate_limit_exceeded: 'Too many attempts. Wait a minute and try again.',
+  general_unknown_origin: 'This page isn’t allowed to talk to the server. Ask its owner to add this site.',
+  user_count_exceeded: 'This site isn’t accepting new accounts right now.',
+  row_not_found: 'This note no longer exists. It may have been deleted in another tab.',
+  storage_file_not_found: 'The attached file no longer exists.',
+  storage_file_too_large: 'This file is too large to attach.',
+  storage_file_empty: 'This file is empty. Choose another one.',
+  storage_file_type_unsupported: 'This kind of file can’t be attached.',
+  general_server_error: 'Something went wrong on the server. Try again in a moment.',
+};
+
+// general_argument_invalid names the parameter; the reason decides the sentence.
+function argumentMessage(err, policy) {
+  const text = err.message || '';
+  if (/`password`/.test(text)) {
+    if (/commonly used/i.test(text)) return 'This password is too common. Choose one that’s harder to guess.';
+    const min = /between (\d+) and/.exec(text);
+    return `Your password needs at least ${min ? min[1] : policy.minLength} characters.`;
+  }
+  if (/`email`/.test(text)) return 'Enter a valid email address.';
+  if (/`name`/.test(text)) return 'That name is too long.';
+  if (/`title`|`body`|`data`/.test(text)) return 'This note is too long or has an invalid title.';
+  return null;
+}
+
+/** A sentence for people about ``err`` (an AppwriteException, a fetch TypeError, or anything). */
+export function humanMessage(err, policy = { minLength: 8 }) {
+  if (err instanceof AppwriteException) {
+    if (err.type === 'general_argument_invalid') {
+      const sentence = argumentMessage(err, policy);
+      if (sentence) return sentence;
+    }
+    if (BY_TYPE[err.type]) return BY_TYPE[err.type];
+    if (err.code === 401) return BY_TYPE.user_unauthorized;
+    if (err.code >= 500) return BY_TYPE.general_server_error;
+    return 'That didn’t work. Try again, or reload the page.';
+  }
+  // fetch() rejects with a TypeError when the server is down, the network is gone, or the
+  // browser refuses a response the server did not allow for this page's origin.
+  if (err instanceof TypeError) return 'Can’t reach the server. Check your connection and try again.';
+  return String(err?.message || err);
+}
+
+/** The password rule of the project (config.js ``passwordPolicy``, written by setup.py), in words. */
+export function passwordRule(policy) {
+  const parts = [`At least ${policy.minLength || 8} characters.`];
+  if (policy.dictionary) parts.push('Not a common password.');
+  if (policy.personalData) parts.push('Not your name or email.');
+  return parts.join(' ');
+}

@@ -2,6 +2,7 @@ import {
   Account, AppwriteException, Channel, Client, ID, Permission, Query, Realtime, Role, Storage, TablesDB,
 } from 'appwrite';
 import { loadConfig } from './config.js';
+import { setupExtras } from './extras.js';
 import './style.css';
 
 const cfg = loadConfig();
@@ -100,6 +101,7 @@ function showAuth() {
   $('notes').hidden = true;
   $('logout').hidden = true;
   $('who').textContent = '';
+  extras.signedOut();
   renderAuthMode();
 }
 
@@ -118,6 +120,7 @@ async function showNotes(user) {
   $('notes').hidden = false;
   $('logout').hidden = false;
   $('who').textContent = user.name ? `${user.name} <${user.email}>` : user.email;
+  extras.signedIn(user);
   await loadNotes();
   subscribe();
 }
@@ -319,6 +322,9 @@ async function unsubscribe() {
 
 // ---- wiring --------------------------------------------------------------------------------
 
+// Mail flows, OpenID sign-in, avatar and country (src/extras.js).
+const extras = setupExtras({ client, account, cfg, guard, showError, signedIn: async () => showNotes(await account.get()) });
+
 $('auth-toggle').addEventListener('click', (event) => {
   event.preventDefault();
   state.signup = !state.signup;
@@ -381,6 +387,7 @@ async function start() {
     showError(new Error('No project configured: run setup.py or add ?project=<id> to the URL.'));
     showAuth();
   } else {
+    await extras.beforeStart();
     try {
       await showNotes(await account.get());
     } catch (err) {

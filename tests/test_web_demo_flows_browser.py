@@ -108,8 +108,8 @@ def openid_demo(demo, demo_dist, oidc_provider, live_env):
     client_id, secret = oidc_provider.register_client([callback])
     done = subprocess.run(
         [sys.executable, str(WEB / "setup.py"), "--endpoint", demo.server.endpoint, "--project", demo.project_id,
-         "--key", demo.api.project.key, "--oidc-client-id", client_id, "--oidc-discovery-url",
-         oidc_provider.discovery_url, "--oidc-secret-stdin", "--config", str(demo_dist / "config.js")],
+         "--key", demo.api.project.key, f"--oidc-client-id={client_id}",  # may begin with "-"
+         "--oidc-discovery-url", oidc_provider.discovery_url, "--oidc-secret-stdin", "--config", str(demo_dist / "config.js")],
         input=secret, capture_output=True, text=True, timeout=180, env=live_env,
     )
     assert done.returncode in (0, 3), done.stdout + done.stderr
@@ -155,6 +155,12 @@ def test_sign_in_with_openid(openid_demo, mode):
         "queries[]": [json.dumps({"method": "equal", "attribute": "providerEmail", "values": [f"{login}@example.com"]})]})
     assert r.status_code == 200, r.text
     assert [i["provider"] for i in r.json()["identities"]] == ["oidc"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_openid_cancelled_lands_on_failure(openid_demo, mode):
+    url = openid_demo.url(mode) + ("&oauth2=oidc" if mode == "cross" else "")
+    run_extra(openid_demo, "openid-cancel", mode, url=url)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -127,8 +127,9 @@ def setup_openid(args) -> None:
         secret = sys.stdin.read().strip()
     if not secret:
         raise RuntimeError("the OpenID client secret is empty")
+    # `--opt=value`: a generated client ID may begin with "-".
     command = [sys.executable, str(MANAGE), "oauthprovider", args.project, "oidc", "--enable",
-               "--client-id", args.oidc_client_id, "--discovery-url", args.oidc_discovery_url, "--secret-stdin"]
+               f"--client-id={args.oidc_client_id}", f"--discovery-url={args.oidc_discovery_url}", "--secret-stdin"]
     done = subprocess.run(command, input=secret, capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
         raise RuntimeError(f"manage.py oauthprovider failed: {(done.stderr or done.stdout).strip()}")

@@ -1,7 +1,7 @@
 // The demo's account extras in headless Chromium: mail flows, OpenID sign-in, avatar and
 // country. One flow per run:
 //
-//   node e2e/lifecycle.mjs <recovery|code|verify|openid|profile>
+//   node e2e/lifecycle.mjs <recovery|code|verify|openid|openid-cancel|profile>
 //
 // Environment: DEMO_URL, PROJECT, CROSS_ORIGIN, ARTIFACTS_DIR, CHROMIUM as for e2e/flows.mjs;
 // USER_EMAIL, USER_PASSWORD (recovery, verify, profile: an existing account); NEW_PASSWORD
@@ -145,6 +145,11 @@ const flows = {
     await signedInAs(email);
     assert.ok(await page.locator('#verify-banner').isHidden(), 'a verified user sees no banner');
     await expectNoError();
+    // The link works once: opened again, the page says why it failed.
+    await open(link);
+    await notice(/Email not verified: .+/);
+    assert.equal(await page.getAttribute('#notice', 'data-kind'), 'error');
+    await signedInAs(email);
     await logOut();
   },
 
@@ -159,6 +164,19 @@ const flows = {
     await secretGone();
     await expectNoError();
     await logOut();
+  },
+
+  // Cancel at the provider: the page comes back to `failure` and says why.
+  async 'openid-cancel'() {
+    await open();
+    await page.click('#signin-openid');
+    await page.waitForSelector('#login', { timeout: 30_000 });
+    await page.click('#cancel');
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+    assert.equal(await page.getAttribute('body', 'data-view'), 'auth');
+    const shown = await page.textContent('#error');
+    assert.match(shown, /Sign-in with OpenID failed: .*access_denied.*\(user_oauth2_provider_error\)/);
+    assert.ok(!new URL(page.url()).searchParams.has('error'), 'the error is cleared from the address');
   },
 
   async profile() {

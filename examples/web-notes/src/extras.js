@@ -19,8 +19,10 @@ export function setupExtras(app) {
   notice.setAttribute('role', 'status');
   notice.hidden = true;
   document.getElementById('error').after(notice);
-  const notify = (text) => {
+  // A status line; unlike #error it stays when the notes view loads (which clears #error).
+  const notify = (text, kind = 'ok') => {
     notice.textContent = text;
+    notice.dataset.kind = kind;
     notice.hidden = !text;
   };
   const ctx = { ...app, notify };

@@ -45,7 +45,7 @@ const VERIFY_BANNER = `
 
 /**
  * Adds the mail flows to the page. `app`: { account, guard, notify, signedIn }, where
- * `notify(text)` shows a status line and `signedIn()` shows the notes of the new session.
+ * `notify(text, kind)` shows a status line and `signedIn()` shows the notes of the new session.
  * Returns { finish(ret), showBanner(user), hideBanner() }.
  */
 export function setupLifecycle(app, authBox, accountBox) {
@@ -126,10 +126,14 @@ export function setupLifecycle(app, authBox, accountBox) {
         return true;
       }
       if (ret.flow === 'verify' && ret.userId && ret.secret) {
-        await guard(async () => {
+        // A notice, not #error: the notes view, shown next for a signed-in user, clears #error.
+        try {
           await account.updateVerification({ userId: ret.userId, secret: ret.secret });
           notify('Email verified.');
-        });
+        } catch (err) {
+          console.error('web-notes:', err);
+          notify(`Email not verified: ${err.message}`, 'error');
+        }
         return true;
       }
       return false;

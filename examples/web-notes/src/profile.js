@@ -63,7 +63,8 @@ export function setupProfile(app, accountBox) {
       panel.hidden = false;
       status.textContent = '';
       delete select.dataset.ready;
-      guard(fillCountries);
+      // Not through guard(): that would clear an error the page is showing.
+      fillCountries().catch(app.showError);
     },
     hide() {
       user = null;

@@ -16,6 +16,14 @@ contain the user's name or email are refused, 8 characters at least. ``--no-pass
 skips that; the page then only asks for 8 characters. A running server sees the change within
 ``PROJECT_CACHE_TTL`` seconds (30 by default).
 
+With ``--oidc-client-id`` and ``--oidc-discovery-url`` (and the client secret from
+``--oidc-secret-file`` or standard input with ``--oidc-secret-stdin``) it also configures and
+enables the project's OpenID Connect provider (``oidc``) and adds ``"oauth2": "oidc"`` to
+``config.js`` (the page then shows "Sign in with OpenID"). The API has no route for provider
+settings, so this step runs ``manage.py oauthprovider`` of this repository: run the script where
+the server's environment is (``DATABASE_URL``, ``OAUTH2_SECRET_KEYS``). It prints the callback URL
+to register at the provider.
+
 Exit status: 0 when everything is in place; 3 when the server lacks a feature the demo uses
 (TablesDB or Storage answer 404 ``general_route_not_found``): the rest is still set up and the
 message says what is missing; 1 on any other error. The API key needs the databases, tables,
@@ -144,6 +152,26 @@ def set_password_policy(project: str) -> dict | None:
     return POLICY
 
 
+def setup_openid(args) -> None:
+    """Store and enable the project's ``oidc`` provider through ``manage.py oauthprovider`` (the
+    secret goes on its standard input, never on a command line). Raises RuntimeError when the
+    secret is empty or the command fails."""
+    if args.oidc_secret_file:
+        secret = args.oidc_secret_file.read_text(encoding="utf-8").strip()
+    else:
+        secret = sys.stdin.read().strip()
+    if not secret:
+        raise RuntimeError("the OpenID client secret is empty")
+    # `--opt=value`: a generated client ID may begin with "-".
+    command = [sys.executable, str(MANAGE), "oauthprovider", args.project, "oidc", "--enable",
+               f"--client-id={args.oidc_client_id}", f"--discovery-url={args.oidc_discovery_url}", "--secret-stdin"]
+    done = subprocess.run(command, input=secret, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"manage.py oauthprovider failed: {(done.stderr or done.stdout).strip()}")
+    print("  OpenID provider oidc: configured and enabled; its callback URL is "
+          f"{args.endpoint.rstrip('/')}/account/sessions/oauth2/callback/oidc/{args.project}")
+
+
 def write_config(path: Path, config: dict) -> None:
     path.write_text(
         "// Written by examples/web-notes/setup.py. Query parameters override these values.\n"
@@ -166,9 +194,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave the project's password settings as they are")
     parser.add_argument("--config", type=Path, default=HERE / "dist" / "config.js",
                         help="config.js to write (skipped when its folder does not exist)")
+    openid = parser.add_argument_group("OpenID sign-in (optional)")
+    openid.add_argument("--oidc-client-id", default="", help="client ID registered at the OpenID provider")
+    openid.add_argument("--oidc-discovery-url", default="",
+                        help="the provider's /.well-known/openid-configuration URL")
+    secret = openid.add_mutually_exclusive_group()
+    secret.add_argument("--oidc-secret-file", type=Path, help="file holding the client secret")
+    secret.add_argument("--oidc-secret-stdin", action="store_true", help="read the client secret from stdin")
     args = parser.parse_args(argv)
     if not args.key:
         parser.error("an API key is required: --key or APPWRITE_KEY")
+    if args.oidc_client_id and not (args.oidc_discovery_url and (args.oidc_secret_file or args.oidc_secret_stdin)):
+        parser.error("--oidc-client-id needs --oidc-discovery-url and --oidc-secret-file or --oidc-secret-stdin")
 
     client = Client().set_endpoint(args.endpoint).set_project(args.project).set_key(args.key)
     missing = []
@@ -183,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
             setup_storage(Storage(client), args.bucket)
         except FeatureMissing:
             missing.append("Storage (/v1/storage)")
+        if args.oidc_client_id:
+            setup_openid(args)
     except AppwriteException as exc:
         print(f"error: {exc.message} ({exc.code} {exc.type})", file=sys.stderr)
         return 1
@@ -191,9 +230,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     if args.config.parent.is_dir():
-        write_config(args.config, {"endpoint": args.public_endpoint, "project": args.project,
-                                   "database": args.database, "table": args.table, "bucket": args.bucket,
-                                   **({"passwordPolicy": policy} if policy else {})})
+        config = {"endpoint": args.public_endpoint, "project": args.project, "database": args.database,
+                  "table": args.table, "bucket": args.bucket}
+        if policy:
+            config["passwordPolicy"] = policy
+        if args.oidc_client_id:
+            config["oauth2"] = "oidc"
+        write_config(args.config, config)
     else:
         print(f"  config: {args.config.parent} does not exist (build the demo first); pass the IDs as query "
               "parameters instead")

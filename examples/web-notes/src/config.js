@@ -1,7 +1,8 @@
 // Where the demo finds its server and resources: window.WEB_NOTES_CONFIG (public/config.js,
 // rewritten by setup.py) overridden by query parameters, so a test can point one build at any
 // server: ?endpoint=http://127.0.0.1:8000/v1&project=demo&database=webnotes&table=notes&bucket=attachments
-const KEYS = ['endpoint', 'project', 'database', 'table', 'bucket'];
+// (`oauth2=oidc` shows "Sign in with OpenID" for that provider).
+const KEYS = ['endpoint', 'project', 'database', 'table', 'bucket', 'oauth2'];
 
 export function loadConfig(location = window.location) {
   const base = { database: 'webnotes', table: 'notes', bucket: 'attachments', ...(window.WEB_NOTES_CONFIG || {}) };

@@ -2,6 +2,7 @@ import {
   Account, AppwriteException, Channel, Client, ID, Permission, Query, Realtime, Role, TablesDB, Storage,
 } from 'appwrite';
 import { loadConfig } from './config.js';
+import { setupExtras } from './extras.js';
 import { attachments } from './files.js';
 import { passwordRule } from './messages.js';
 import { matchesSearch, searchQueries } from './search.js';
@@ -59,6 +60,7 @@ function showView(view) {
 function showAuth() {
   showView('auth');
   showUser(null);
+  extras.signedOut();
   renderAuthMode();
 }
 
@@ -78,6 +80,7 @@ async function showNotes(user) {
   state.user = user;
   showView('notes');
   showUser(user);
+  extras.signedIn(user);
   await loadNotes();
   subscribe();
 }
@@ -329,6 +332,11 @@ async function unsubscribe() {
 
 // ---- wiring --------------------------------------------------------------------------------
 
+// Mail flows, OpenID sign-in, avatar and country (src/extras.js).
+const extras = setupExtras({
+  client, account, cfg, policy, guard, showError, signedIn: async () => showNotes(await account.get()),
+});
+
 $('auth-toggle').addEventListener('click', (event) => {
   event.preventDefault();
   if ($('auth-fields').disabled) return;
@@ -404,6 +412,7 @@ async function start() {
     showAuth();
     showError(new Error('This page has no project configured: run setup.py, or add ?project=<id> to the URL.'));
   } else {
+    await extras.beforeStart();
     try {
       await showNotes(await account.get());
     } catch (err) {

@@ -21,6 +21,15 @@ const BY_TYPE = {
   storage_file_empty: 'This file is empty. Choose another one.',
   storage_file_type_unsupported: 'This kind of file can’t be attached.',
   general_server_error: 'Something went wrong on the server. Try again in a moment.',
+  // The account extras: mailed links and codes, OpenID sign-in.
+  user_invalid_token: 'This link or code has expired or was already used. Ask for a new one.',
+  user_not_found: 'There is no account with this email.',
+  user_email_already_verified: 'Your email address is already verified.',
+  general_smtp_disabled: 'This site can’t send email right now. Log in with your password instead.',
+  user_oauth2_provider_error: 'Sign-in with OpenID didn’t finish: it was cancelled, or the provider refused it. Try again.',
+  user_oauth2_bad_request: 'Sign-in with OpenID failed. Try again, or log in with your email.',
+  user_oauth2_unauthorized: 'Sign-in with OpenID failed. Try again, or log in with your email.',
+  project_provider_disabled: 'Sign-in with OpenID is turned off for this site.',
 };
 
 // general_argument_invalid names the parameter; the reason decides the sentence.
@@ -34,6 +43,10 @@ function argumentMessage(err, policy) {
   if (/`email`/.test(text)) return 'Enter a valid email address.';
   if (/`name`/.test(text)) return 'That name is too long.';
   if (/`title`|`body`|`data`/.test(text)) return 'This note is too long or has an invalid title.';
+  if (/`secret`/.test(text)) return 'That code isn’t right. Check the email and try again.';
+  if (/`url`|`success`|`failure`/.test(text)) {
+    return 'This page’s address isn’t registered with the server, so links can’t lead back here. Ask the site’s owner to add it.';
+  }
   return null;
 }
 

@@ -89,7 +89,7 @@ export function showUser(user) {
   $('live').hidden = !user;
   if (!user) return;
   const name = (user.name || '').trim();
-  who.querySelector('.avatar').textContent = (name || user.email || '?').charAt(0).toUpperCase();
+  who.querySelector('.avatar-letter').textContent = (name || user.email || '?').charAt(0).toUpperCase();
   who.querySelector('.who-name').textContent = name || user.email;
   who.querySelector('.who-email').textContent = name ? user.email : '';
   who.title = name ? `${name} (${user.email})` : user.email;

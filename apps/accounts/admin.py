@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.db.models import Count
+from django.urls import reverse
+from django.utils.html import format_html
 
 from apps.accounts.models import Identity, OAuthProvider, Session, User
 from apps.accounts.oauth2.config import TEXT_FIELDS, URL_FIELDS, ConfigError, validate
@@ -37,7 +40,7 @@ class SessionInline(admin.TabularInline):
 @admin.register(User)
 class UserAdmin(admin.ModelAdmin):
     list_display = ("uid", "email", "name", "phone", "project", "status", "email_verification", "registration",
-                    "accessed_at")
+                    "accessed_at", "session_count")
     list_filter = ("project", "status", "email_verification", "phone_verification")
     search_fields = ("uid", "email", "name", "phone")
     date_hierarchy = "registration"
@@ -51,6 +54,14 @@ class UserAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # users are created through the API (or manage.py importusers)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(session_total=Count("sessions"))
+
+    @admin.display(description="sessions", ordering="session_total")
+    def session_count(self, obj: User) -> str:
+        url = reverse("admin:accounts_session_changelist") + f"?{UserFilter.parameter_name}={obj.pk}"
+        return format_html('<a href="{}">{}</a>', url, obj.session_total)
 
     @admin.display(description="password")
     def password_algorithm(self, obj: User) -> str:
@@ -96,11 +107,35 @@ class UserAdmin(admin.ModelAdmin):
         messages.success(request, f"Ended {count} session(s).")
 
 
+class UserFilter(admin.SimpleListFilter):
+    """Sessions of one user (``?user=<user pk>``; each user's session count links here). Lists
+    the chosen user and the users of the latest sessions, not every user of every project."""
+
+    title = "user"
+    parameter_name = "user"
+    LIMIT = 20
+
+    def lookups(self, request, model_admin):
+        latest = list(Session.objects.order_by("-created_at").values_list("user_id", flat=True)[: self.LIMIT * 5])
+        chosen = self.value()
+        pks = list(dict.fromkeys(([int(chosen)] if chosen and chosen.isdigit() else []) + latest))[: self.LIMIT]
+        users = User.objects.in_bulk(pks)
+        return [(str(pk), users[pk].email or users[pk].uid) for pk in pks if pk in users]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value is None:
+            return queryset
+        return queryset.filter(user_id=int(value)) if value.isdigit() else queryset.none()
+
+
 @admin.register(Session)
 class SessionAdmin(admin.ModelAdmin):
     list_display = ("uid", "user", "provider", "ip", "created_at", "expire")
-    list_filter = ("project", "provider")
-    search_fields = ("uid", "user__email", "user__uid", "ip")
+    list_filter = (UserFilter, "project", "provider")
+    list_select_related = ("user",)
+    search_fields = ("uid", "user__email", "user__uid", "user__name", "ip")
+    actions = ["end_selected"]
     readonly_fields = ("uid", "project", "user", "provider", "provider_uid", "factors", "ip", "user_agent", "expire",
                        "created_at", "updated_at")
     exclude = ("secret_hash",)
@@ -120,6 +155,12 @@ class SessionAdmin(admin.ModelAdmin):
         user_ids = list(queryset.values_list("user_id", flat=True))
         super().delete_queryset(request, queryset)
         _forget(*user_ids)
+
+    @admin.action(description="End the selected sessions (sign them out now)", permissions=["delete"])
+    def end_selected(self, request, queryset):
+        count = queryset.count()
+        self.delete_queryset(request, queryset)
+        messages.success(request, f"Ended {count} session(s).")
 
 
 class OAuthProviderForm(forms.ModelForm):

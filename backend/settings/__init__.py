@@ -43,7 +43,7 @@ if PRODUCTION and not ALLOWED_HOSTS:
 
 INSTALLED_APPS = [
     "daphne",
-    "django.contrib.admin",
+    "apps.adminsite.apps.ProductAdminConfig",  # django.contrib.admin with the project's site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "apps.avatars",
     "apps.locale",
     "apps.health",
+    "apps.adminsite",
     "django_tasks_db",
 ]
 

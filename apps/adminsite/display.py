@@ -1,0 +1,41 @@
+"""How the admin shows stored values: lists of strings one per line, JSON pretty-printed, byte
+counts as human sizes. Shared by the apps' ``admin`` modules."""
+
+from __future__ import annotations
+
+import json
+
+from django.template.defaultfilters import filesizeformat
+from django.utils.html import format_html, format_html_join
+
+EMPTY = "-"
+
+
+class Styled:
+    """Mixin for ``ModelAdmin``/inline classes: loads ``adminsite/admin.css`` (the classes used
+    below, ``plain-rows`` inlines, thumbnails)."""
+
+    class Media:
+        css = {"all": ("adminsite/admin.css",)}
+
+
+def readable_list(values) -> str:
+    """``["read(\\"any\\")", ...]`` as an HTML list, one string per line (escaped); ``-`` when empty."""
+    if not values:
+        return EMPTY
+    return format_html('<ul class="plain-list">{}</ul>', format_html_join("", "<li>{}</li>", ((v,) for v in values)))
+
+
+def pretty_json(value) -> str:
+    """``value`` as indented JSON in a ``<pre>`` (escaped), non-ASCII kept as is."""
+    return format_html('<pre class="json">{}</pre>', json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False))
+
+
+def size(num_bytes: int | None) -> str:
+    """A byte count for a list column: ``1.2 MB``."""
+    return EMPTY if num_bytes is None else filesizeformat(num_bytes)
+
+
+def size_exact(num_bytes: int | None) -> str:
+    """A byte count for a detail page: ``1.2 MB (1,234,567 bytes)``."""
+    return EMPTY if num_bytes is None else f"{filesizeformat(num_bytes)} ({num_bytes:,} bytes)"

@@ -39,8 +39,9 @@ class SessionInline(admin.TabularInline):
 
 @admin.register(User)
 class UserAdmin(admin.ModelAdmin):
-    list_display = ("uid", "email", "name", "phone", "project", "status", "email_verification", "registration",
-                    "accessed_at", "session_count")
+    # Phone, verification and registration are filters (and on the user's page), not columns: the
+    # list fits a 1280 px window.
+    list_display = ("uid", "email", "name", "project__uid", "status", "accessed_at", "session_count")
     list_filter = ("project", "status", "email_verification", "phone_verification")
     search_fields = ("uid", "email", "name", "phone")
     date_hierarchy = "registration"
@@ -204,7 +205,7 @@ class OAuthProviderForm(forms.ModelForm):
 @admin.register(OAuthProvider)
 class OAuthProviderAdmin(admin.ModelAdmin):
     form = OAuthProviderForm
-    list_display = ("provider", "project", "enabled", "client_id", "has_secret", "updated_at")
+    list_display = ("provider", "project__uid", "enabled", "client_id", "has_secret", "updated_at")
     list_filter = ("provider", "enabled")
     search_fields = ("project__uid", "client_id")
 
@@ -217,7 +218,7 @@ class OAuthProviderAdmin(admin.ModelAdmin):
 class IdentityAdmin(admin.ModelAdmin):
     """Linked provider accounts; read-only (they are made by sign-ins) but deletable."""
 
-    list_display = ("uid", "provider", "provider_uid", "provider_email", "user", "project", "created_at")
+    list_display = ("uid", "provider", "provider_uid", "provider_email", "user", "project__uid", "created_at")
     list_filter = ("provider",)
     search_fields = ("uid", "provider_uid", "provider_email", "user__uid", "user__email")
     fields = ("uid", "project", "user", "provider", "provider_uid", "provider_email",

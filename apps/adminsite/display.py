@@ -1,5 +1,6 @@
 """How the admin shows stored values: lists of strings one per line, JSON pretty-printed, byte
-counts as human sizes. Shared by the apps' ``admin`` modules."""
+counts as human sizes. Shared by the apps' ``admin`` modules; the classes they use are styled by
+``adminsite/admin.css`` (on every admin page, through ``admin/base_site.html``)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,6 @@ from django.template.defaultfilters import filesizeformat
 from django.utils.html import format_html, format_html_join
 
 EMPTY = "-"
-
-
-class Styled:
-    """Mixin for ``ModelAdmin``/inline classes: loads ``adminsite/admin.css`` (the classes used
-    below, ``plain-rows`` inlines, thumbnails)."""
-
-    class Media:
-        css = {"all": ("adminsite/admin.css",)}
 
 
 def readable_list(values) -> str:
@@ -37,5 +30,7 @@ def size(num_bytes: int | None) -> str:
 
 
 def size_exact(num_bytes: int | None) -> str:
-    """A byte count for a detail page: ``1.2 MB (1,234,567 bytes)``."""
-    return EMPTY if num_bytes is None else f"{filesizeformat(num_bytes)} ({num_bytes:,} bytes)"
+    """A byte count for a detail page: ``1.2 MB (1,234,567 bytes)``; ``557 bytes`` below 1 KB."""
+    if num_bytes is None:
+        return EMPTY
+    return filesizeformat(num_bytes) if num_bytes < 1024 else f"{filesizeformat(num_bytes)} ({num_bytes:,} bytes)"

@@ -13,11 +13,11 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
-from apps.adminsite.display import Styled, pretty_json, readable_list
+from apps.adminsite.display import pretty_json, readable_list
 from apps.databases.models import Column, Database, Index, Row, Table
 
 
-class ReadOnly(Styled, admin.ModelAdmin):
+class ReadOnly(admin.ModelAdmin):
     def has_add_permission(self, request, obj=None):
         return False
 
@@ -54,7 +54,7 @@ def rows_url(table_pk: int) -> str:
 
 @admin.register(Database)
 class DatabaseAdmin(ReadOnly):
-    list_display = ("uid", "name", "type", "enabled", "project", "created_at")
+    list_display = ("uid", "name", "type", "enabled", "project__uid", "created_at")
     list_filter = ("type", "enabled")
     search_fields = ("uid", "name")
 

@@ -8,12 +8,12 @@ own with a copy button, right after "Save".
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from apps.adminsite.display import Styled, readable_list
+from apps.adminsite.display import readable_list
 from apps.core.auth import KEY_SCOPES
 from apps.projects.models import ApiKey, Platform, Project
 from apps.projects.services import api_key_create
@@ -58,9 +58,9 @@ class ApiKeyForm(forms.ModelForm):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(Styled, admin.ModelAdmin):
+class ApiKeyAdmin(admin.ModelAdmin):
     form = ApiKeyForm
-    list_display = ("name", "uid", "project", "scope_count", "expire", "accessed_at", "created_at")
+    list_display = ("name", "uid", "project__uid", "scope_count", "expire", "accessed_at", "created_at")
     list_filter = ("project",)
     search_fields = ("name", "uid")
     readonly_fields = ("uid", "accessed_at", "created_at", "updated_at")
@@ -87,7 +87,8 @@ class ApiKeyAdmin(Styled, admin.ModelAdmin):
         request.session[_SECRET.format(key.pk)] = secret
 
     def response_add(self, request, obj, post_url_continue=None):
-        self.message_user(request, f"The API key “{obj.name}” ({obj.uid}) was added to project {obj.project.uid}.")
+        self.message_user(request, f"The API key “{obj.name}” ({obj.uid}) was added to project {obj.project.uid}.",
+                          messages.SUCCESS)
         return HttpResponseRedirect(reverse("admin:projects_apikey_secret", args=[obj.pk]))
 
     def get_urls(self):

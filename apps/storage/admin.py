@@ -13,7 +13,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
-from apps.adminsite.display import EMPTY, Styled, readable_list, size, size_exact
+from apps.adminsite.display import EMPTY, readable_list, size, size_exact
 from apps.storage import backends, preview
 from apps.storage.models import Bucket, File
 
@@ -28,8 +28,8 @@ def has_preview(file: File) -> bool:
 
 
 @admin.register(Bucket)
-class BucketAdmin(Styled, admin.ModelAdmin):
-    list_display = ("uid", "name", "project", "enabled", "file_security", "max_size", "created_at")
+class BucketAdmin(admin.ModelAdmin):
+    list_display = ("uid", "name", "project__uid", "enabled", "file_security", "max_size", "created_at")
     list_filter = ("project", "enabled")
     search_fields = ("uid", "name")
     readonly_fields = ("uid", "project", "created_at", "updated_at")
@@ -40,13 +40,13 @@ class BucketAdmin(Styled, admin.ModelAdmin):
 
 
 @admin.register(File)
-class FileAdmin(Styled, admin.ModelAdmin):
-    list_display = ("thumbnail", "short_name", "uid", "bucket", "status", "mime_type", "human_size", "created_at")
+class FileAdmin(admin.ModelAdmin):
+    list_display = ("thumbnail", "short_name", "uid", "bucket", "status", "mime", "human_size", "created_at")
     list_display_links = ("thumbnail", "short_name")
     list_filter = ("status", "bucket__project")
     search_fields = ("uid", "name")
     list_select_related = ("bucket",)
-    fields = ("uid", "name", "image", "project", "bucket", "folder", "status", "mime_type", "original_size",
+    fields = ("uid", "name", "image", "project", "bucket", "folder", "status", "mime", "original_size",
               "stored_size", "chunks_total", "chunks_uploaded", "signature", "key", "permission_list",
               "created_at", "updated_at")
     readonly_fields = fields
@@ -60,6 +60,10 @@ class FileAdmin(Styled, admin.ModelAdmin):
     @admin.display(description="name", ordering="name")
     def short_name(self, obj: File) -> str:
         return Truncator(obj.name).chars(40)
+
+    @admin.display(description="MIME type")
+    def mime(self, obj: File) -> str:
+        return obj.mime_type or EMPTY
 
     @admin.display(description="size", ordering="size_original")
     def human_size(self, obj: File) -> str:

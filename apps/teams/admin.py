@@ -28,7 +28,7 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):
-    list_display = ("uid", "name", "project", "members", "created_at")
+    list_display = ("uid", "name", "project__uid", "members", "created_at")
     list_filter = ("project",)
     search_fields = ("uid", "name")
     readonly_fields = ("uid", "project", "created_at", "updated_at")
@@ -61,7 +61,7 @@ class TeamAdmin(admin.ModelAdmin):
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
-    list_display = ("uid", "team", "user", "roles", "confirm", "joined")
+    list_display = ("uid", "team", "user", "role_list", "confirm", "joined")
     list_filter = ("confirm", "project")
     search_fields = ("uid", "team__uid", "team__name", "user__email", "user__uid")
     readonly_fields = ("uid", "project", "team", "user", "invited", "joined", "created_at", "updated_at")
@@ -69,6 +69,10 @@ class MembershipAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+    @admin.display(description="roles")
+    def role_list(self, obj: Membership) -> str:
+        return ", ".join(obj.roles or []) or "-"
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)

@@ -43,6 +43,7 @@ if PRODUCTION and not ALLOWED_HOSTS:
 
 INSTALLED_APPS = [
     "daphne",
+    "apps.adminsite",  # before the admin: its admin/base_site.html adds the project's styles
     "apps.adminsite.apps.ProductAdminConfig",  # django.contrib.admin with the project's site
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -62,7 +63,6 @@ INSTALLED_APPS = [
     "apps.avatars",
     "apps.locale",
     "apps.health",
-    "apps.adminsite",
     "django_tasks_db",
 ]
 
@@ -106,6 +106,7 @@ STATIC_ROOT = _env("STATIC_ROOT", str(BASE_DIR / "var" / "static"))
 # Development serves admin assets straight from the apps, so no collectstatic is needed there.
 WHITENOISE_USE_FINDERS = not PRODUCTION
 LANGUAGE_CODE = "en-us"
+FORMAT_MODULE_PATH = ["apps.adminsite.formats"]  # the admin's dates as 2026-12-01 16:05
 TIME_ZONE = "UTC"
 USE_I18N = False  # mail languages are chosen per request (apps.core.mail), not by Django
 USE_TZ = True

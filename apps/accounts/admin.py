@@ -17,6 +17,7 @@ from django.utils.html import format_html
 from apps.accounts.models import Identity, OAuthProvider, Session, User
 from apps.accounts.oauth2.config import TEXT_FIELDS, URL_FIELDS, ConfigError, validate
 from apps.accounts.selectors import user_tag
+from apps.adminsite.display import ForeignKeyFilter
 from apps.core.cache import invalidate_sync
 
 
@@ -108,7 +109,7 @@ class UserAdmin(admin.ModelAdmin):
         messages.success(request, f"Ended {count} session(s).")
 
 
-class UserFilter(admin.SimpleListFilter):
+class UserFilter(ForeignKeyFilter):
     """Sessions of one user (``?user=<user pk>``; each user's session count links here). Lists
     the chosen user and the users of the latest sessions, not every user of every project."""
 
@@ -118,16 +119,10 @@ class UserFilter(admin.SimpleListFilter):
 
     def lookups(self, request, model_admin):
         latest = list(Session.objects.order_by("-created_at").values_list("user_id", flat=True)[: self.LIMIT * 5])
-        chosen = self.value()
-        pks = list(dict.fromkeys(([int(chosen)] if chosen and chosen.isdigit() else []) + latest))[: self.LIMIT]
+        chosen = self.chosen()
+        pks = list(dict.fromkeys(([chosen] if chosen is not None else []) + latest))[: self.LIMIT]
         users = User.objects.in_bulk(pks)
         return [(str(pk), users[pk].email or users[pk].uid) for pk in pks if pk in users]
-
-    def queryset(self, request, queryset):
-        value = self.value()
-        if value is None:
-            return queryset
-        return queryset.filter(user_id=int(value)) if value.isdigit() else queryset.none()
 
 
 @admin.register(Session)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from django.contrib import admin
 from django.template.defaultfilters import filesizeformat
 from django.utils.html import format_html, format_html_join
 
@@ -34,3 +35,21 @@ def size_exact(num_bytes: int | None) -> str:
     if num_bytes is None:
         return EMPTY
     return filesizeformat(num_bytes) if num_bytes < 1024 else f"{filesizeformat(num_bytes)} ({num_bytes:,} bytes)"
+
+
+class ForeignKeyFilter(admin.SimpleListFilter):
+    """A change list filter on one foreign key, by primary key: ``?<parameter_name>=<pk>``
+    keeps the rows whose ``<parameter_name>_id`` is ``pk`` (a value that is not a number keeps
+    none). Subclasses set ``title``, ``parameter_name`` and ``lookups``; :meth:`chosen` is the
+    pk asked for, or ``None``."""
+
+    def chosen(self) -> int | None:
+        value = self.value()
+        return int(value) if value and value.isdigit() else None
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value is None:
+            return queryset
+        pk = self.chosen()
+        return queryset.none() if pk is None else queryset.filter(**{f"{self.parameter_name}_id": pk})

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
-from apps.adminsite.display import pretty_json, readable_list
+from apps.adminsite.display import ForeignKeyFilter, pretty_json, readable_list
 from apps.databases.models import Column, Database, Index, Row, Table
 
 
@@ -82,7 +82,7 @@ class TableAdmin(ReadOnly):
         return format_html('<a href="{}">{} row(s)</a>', rows_url(obj.pk), obj.rows.count())
 
 
-class TableFilter(admin.SimpleListFilter):
+class TableFilter(ForeignKeyFilter):
     """Rows of one table (``?table=<table pk>``), listed as ``database / table``."""
 
     title = "table"
@@ -91,17 +91,10 @@ class TableFilter(admin.SimpleListFilter):
 
     def lookups(self, request, model_admin):
         tables = Table.objects.select_related("database").order_by("database__uid", "uid")
-        chosen = self.value()
-        listed = list(tables[: self.LIMIT])
-        if chosen and chosen.isdigit() and all(str(t.pk) != chosen for t in listed):
-            listed += list(tables.filter(pk=int(chosen)))
+        chosen, listed = self.chosen(), list(tables[: self.LIMIT])
+        if chosen is not None and all(t.pk != chosen for t in listed):
+            listed += list(tables.filter(pk=chosen))
         return [(str(t.pk), f"{t.database.uid} / {t.uid}") for t in listed]
-
-    def queryset(self, request, queryset):
-        value = self.value()
-        if value is None:
-            return queryset
-        return queryset.filter(table_id=int(value)) if value.isdigit() else queryset.none()
 
 
 @admin.register(Row)

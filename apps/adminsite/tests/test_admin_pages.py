@@ -93,6 +93,8 @@ def test_table_page_reads_well_and_links_its_rows(admin_client, django_db_blocke
     assert "\n  &quot;title&quot;: &quot;Chair&quot;" in pretty and "\n  &quot;price&quot;: 49.5" in pretty
     assert f"<li>read(&quot;user:{data['user']['$id']}&quot;)</li>" in row
     assert "Delete" not in row and 'name="_save"' not in row  # read-only
+    nothing = _get(admin_client, django_db_blocker, reverse("admin:databases_row_changelist"), table="x")
+    assert "item0" not in nothing and "0 rows" in nothing
 
 
 def test_files_show_human_sizes_and_a_thumbnail_for_images(admin_client, django_db_blocker, data, sql):
@@ -139,6 +141,8 @@ def test_sessions_filter_by_user_and_end_ends_them(admin_client, django_db_block
     assert f'<a href="{sessions_url}">1</a>' in users
     listed = _get(admin_client, django_db_blocker, reverse("admin:accounts_session_changelist"), user=user_pk)
     assert listed.count('name="_selected_action"') == 1
+    nobody = _get(admin_client, django_db_blocker, reverse("admin:accounts_session_changelist"), user="x")
+    assert 'name="_selected_action"' not in nobody
     session_pk = sql("SELECT id FROM accounts_session WHERE user_id = %s", (user_pk,))[0][0]
     assert api.call("GET", "/account", session=data["session"]).status_code == 200
     with django_db_blocker.unblock():

@@ -14,10 +14,12 @@ from django.db.models import Count
 from django.urls import reverse
 from django.utils.html import format_html
 
+from apps.accounts.api.users_inputs import LabelsUpdate
 from apps.accounts.models import Identity, OAuthProvider, Session, User
 from apps.accounts.oauth2.config import TEXT_FIELDS, URL_FIELDS, ConfigError, validate
 from apps.accounts.selectors import user_tag
 from apps.adminsite.display import ForeignKeyFilter
+from apps.adminsite.forms import LinesField, api_rule
 from apps.core.cache import invalidate_sync
 
 
@@ -38,8 +40,18 @@ class SessionInline(admin.TabularInline):
         return False
 
 
+class UserForm(forms.ModelForm):
+    labels = LinesField(rows=3, rule=api_rule(LabelsUpdate, "labels"),
+                        help_text="One a line (A-Z, a-z, 0-9); each gives the role label:<name>.")
+
+    class Meta:
+        model = User
+        fields = ("name", "email", "phone", "status", "labels", "prefs", "email_verification", "phone_verification")
+
+
 @admin.register(User)
 class UserAdmin(admin.ModelAdmin):
+    form = UserForm
     # Phone, verification and registration are filters (and on the user's page), not columns: the
     # list fits a 1280 px window.
     list_display = ("uid", "email", "name", "project__uid", "status", "accessed_at", "session_count")

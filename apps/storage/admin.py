@@ -6,6 +6,7 @@ at ``<file>/thumbnail/``, a staff-only URL of this admin.
 
 from __future__ import annotations
 
+from django import forms
 from django.conf import settings
 from django.contrib import admin
 from django.http import Http404, HttpResponse
@@ -14,7 +15,10 @@ from django.utils.html import format_html
 from django.utils.text import Truncator
 
 from apps.adminsite.display import EMPTY, readable_list, size, size_exact
+from apps.adminsite.forms import LinesField, PermissionsField, api_rule
+from apps.core.permissions import CONTAINER_ACTIONS
 from apps.storage import backends, preview
+from apps.storage.api import inputs
 from apps.storage.models import Bucket, File
 
 THUMBNAIL = 96  # pixels, the square a list thumbnail is cropped to
@@ -27,8 +31,20 @@ def has_preview(file: File) -> bool:
             and file.size_actual <= settings.STORAGE_PREVIEW_MAX_SIZE)
 
 
+class BucketForm(forms.ModelForm):
+    permissions = PermissionsField(actions=CONTAINER_ACTIONS)
+    allowed_file_extensions = LinesField(rows=3, help_text="One a line, without the dot (empty: any).",
+                                         rule=api_rule(inputs.BucketFields, "allowedFileExtensions"))
+
+    class Meta:
+        model = Bucket
+        fields = ("name", "enabled", "file_security", "maximum_file_size", "permissions", "allowed_file_extensions",
+                  "compression", "encryption", "antivirus", "transformations")
+
+
 @admin.register(Bucket)
 class BucketAdmin(admin.ModelAdmin):
+    form = BucketForm
     list_display = ("uid", "name", "project__uid", "enabled", "file_security", "max_size", "created_at")
     list_filter = ("project", "enabled")
     search_fields = ("uid", "name")

@@ -3,11 +3,14 @@ process (``apps.core.cache.invalidate_sync``), so roles follow at once."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 
 from apps.accounts.selectors import user_tag
+from apps.adminsite.forms import LinesField, api_rule
 from apps.core.auth import team_tag
 from apps.core.cache import invalidate_sync
+from apps.teams.api.inputs import MembershipUpdate
 from apps.teams.models import Membership, Team
 
 
@@ -15,8 +18,17 @@ def _forget_team(team: Team, user_ids) -> None:
     invalidate_sync(team_tag(team.project_id, team.uid), *(user_tag(pk) for pk in set(user_ids)))
 
 
+class MembershipForm(forms.ModelForm):
+    roles = LinesField(rows=2, rule=api_rule(MembershipUpdate, "roles"), help_text="One a line, e.g. owner.")
+
+    class Meta:
+        model = Membership
+        fields = ("roles", "confirm")
+
+
 class MembershipInline(admin.TabularInline):
     model = Membership
+    form = MembershipForm
     extra = 0
     fields = ("uid", "user", "roles", "confirm", "invited", "joined")
     readonly_fields = ("uid", "user", "invited", "joined")
@@ -61,6 +73,7 @@ class TeamAdmin(admin.ModelAdmin):
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
+    form = MembershipForm
     list_display = ("uid", "team", "user", "role_list", "confirm", "joined")
     list_filter = ("confirm", "project")
     search_fields = ("uid", "team__uid", "team__name", "user__email", "user__uid")

@@ -9,6 +9,7 @@ import re
 
 import pytest
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 from django.test import override_settings
 from django.urls import reverse
 
@@ -150,3 +151,45 @@ def test_sessions_filter_by_user_and_end_ends_them(admin_client, django_db_block
                                  {"action": "end_selected", "_selected_action": [session_pk]})
     assert done.status_code == 302
     assert api.call("GET", "/account", session=data["session"]).status_code == 401
+
+
+def test_bucket_permissions_are_edited_one_a_line(admin_client, django_db_blocker, data, sql):
+    pk = sql("SELECT id FROM storage_bucket WHERE uid = %s", (data["bucket"]["$id"],))[0][0]
+    url = reverse("admin:storage_bucket_change", args=[pk])
+    html = _get(admin_client, django_db_blocker, url)
+    box = re.search(r'<textarea name="permissions"[^>]*>(.*?)</textarea>', html, re.S).group(1)
+    assert box.strip() == "read(&quot;any&quot;)"  # not ["read(\"any\")"]
+    with django_db_blocker.unblock():
+        from apps.storage.admin import BucketAdmin
+        from apps.storage.models import Bucket
+
+        bucket = Bucket.objects.get(pk=pk)
+        form_class = BucketAdmin(Bucket, admin.site).get_form(None, bucket, change=True)
+        base = {f: getattr(bucket, f) for f in ("name", "maximum_file_size", "compression")}
+        base.update(enabled="on", allowed_file_extensions="PNG\n.jpg\n")
+        good = form_class(data={**base, "permissions": 'read("any")\n\nwrite("users")'}, instance=bucket)
+        assert good.is_valid(), good.errors
+        assert good.cleaned_data["permissions"] == ['read("any")', 'create("users")', 'update("users")',
+                                                    'delete("users")']
+        assert good.cleaned_data["allowed_file_extensions"] == ["png", "jpg"]
+        bad = form_class(data={**base, "permissions": 'read("nobody")'}, instance=bucket)
+        assert not bad.is_valid() and "is not valid" in str(bad.errors["permissions"])
+
+
+def test_labels_and_roles_are_edited_one_a_line_with_the_apis_rules(admin_client, django_db_blocker, data, sql):
+    from apps.accounts.admin import UserForm
+    from apps.teams.admin import MembershipForm
+
+    user_pk = sql("SELECT id FROM accounts_user WHERE uid = %s", (data["user"]["$id"],))[0][0]
+    html = _get(admin_client, django_db_blocker, reverse("admin:accounts_user_change", args=[user_pk]))
+    assert re.search(r'<textarea name="labels"[^>]*>\s*</textarea>', html)  # an empty list: an empty box
+    team = _get(admin_client, django_db_blocker, reverse("admin:teams_team_change", args=[
+        sql("SELECT id FROM teams_team WHERE uid = %s", (data["team"]["$id"],))[0][0]]))
+    assert re.search(r'<textarea name="memberships-0-roles"[^>]*>\s*lead</textarea>', team)
+
+    assert UserForm().fields["labels"].clean("staff\n\n vip \n") == ["staff", "vip"]
+    with pytest.raises(ValidationError, match="Only chars A-Z, a-z and 0-9 are allowed"):
+        UserForm().fields["labels"].clean("staff\nnot a label")
+    assert MembershipForm().fields["roles"].clean("owner\nlead.writer") == ["owner", "lead.writer"]
+    with pytest.raises(ValidationError, match="Valid chars are"):
+        MembershipForm().fields["roles"].clean("-owner")

@@ -21,7 +21,7 @@ import pytest
 from django.contrib import admin
 from django.urls import reverse
 
-from apps.adminsite.tests.seed import seed
+from apps.adminsite.tests.seed import account_status, seed
 from conftest import ARTIFACTS, Api, make_project
 from tests.websdk import CHROMIUM, needs_chromium, needs_playwright, run_node
 
@@ -103,5 +103,5 @@ def test_operator_walks_the_admin_in_chromium(asgi_server, django_db_blocker, op
 
     # The blocked user's session stops working at once.
     assert "Blocked 1 user(s)." in seen["blockMessage"]
-    r = api.call("GET", "/account", session=data["session"])
+    r = account_status(api, data["session"], 403)
     assert r.status_code == 403 and r.json()["type"] == "user_blocked"

@@ -58,3 +58,15 @@ def seed(api: Api) -> dict:
                                         io.BytesIO(b"notes " * 4000), "text/plain")}))
     return {"user": user, "session": session, "team": team, "database": database, "table": table, "rows": rows,
             "bucket": bucket, "image": image, "text": text}
+
+
+def account_status(api: Api, session: str, expected: int, within: float = 3.0):
+    """``GET /account`` with ``session`` until it answers ``expected`` (or ``within`` seconds
+    pass); returns the last response. An admin change reaches the servers' session caches
+    through Redis pub/sub, a moment after the admin's request has returned."""
+    deadline = time.monotonic() + within
+    while True:
+        response = api.call("GET", "/account", session=session)
+        if response.status_code == expected or time.monotonic() > deadline:
+            return response
+        time.sleep(0.05)

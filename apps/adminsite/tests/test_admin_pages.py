@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.test import override_settings
 from django.urls import reverse
 
-from apps.adminsite.tests.seed import seed
+from apps.adminsite.tests.seed import account_status, seed
 from conftest import Api
 
 
@@ -150,7 +150,7 @@ def test_sessions_filter_by_user_and_end_ends_them(admin_client, django_db_block
         done = admin_client.post(reverse("admin:accounts_session_changelist"),
                                  {"action": "end_selected", "_selected_action": [session_pk]})
     assert done.status_code == 302
-    assert api.call("GET", "/account", session=data["session"]).status_code == 401
+    assert account_status(api, data["session"], 401).status_code == 401
 
 
 def test_bucket_permissions_are_edited_one_a_line(admin_client, django_db_blocker, data, sql):

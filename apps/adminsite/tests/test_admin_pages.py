@@ -128,6 +128,10 @@ def test_api_key_scopes_are_checkboxes_and_the_secret_is_shown_once(admin_client
     message = re.search(r"The API key “from admin” \((\w+)\) was added to project ([\w-]+)\.", html)
     assert message and message.group(2) == api.project.id and "()" not in html.split("messagelist")[1][:300]
     assert "api-key-secret" not in again and "was already shown" in again
+    with django_db_blocker.unblock():
+        change = admin_client.get(done["Location"].replace("/secret/", "/change/")).content.decode()
+    ticked = re.findall(r'<input type="checkbox" name="scopes" value="([\w.]+)"[^>]*checked', change)
+    assert ticked == ["health.read", "users.read"]
     key = {**api.project.__dict__, "key": secret}
     keyed = Api(api.server, type(api.project)(**key))
     assert keyed.call("GET", "/users", key=True).status_code == 200

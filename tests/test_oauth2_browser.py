@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import shutil
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlencode
@@ -23,15 +21,9 @@ import pytest
 
 from apps.accounts.tests.test_oauth2_flow import configure_oidc, unique_login
 from conftest import ARTIFACTS, make_project
-from tests.websdk import NODE_DIR, run_node
+from tests.websdk import CHROMIUM, NODE_DIR, needs_chromium, needs_playwright, run_node
 
-CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or ""
-
-pytestmark = [
-    pytest.mark.skipif(not CHROMIUM, reason="chromium is not installed (apt-get install -y chromium)"),
-    pytest.mark.skipif(not (NODE_DIR / "node_modules" / "playwright-core").is_dir(),
-                       reason="tests/websdk/node_modules is missing: run `npm ci` there (.ci/test does)"),
-]
+pytestmark = [needs_chromium, needs_playwright]
 
 
 class _Quiet(SimpleHTTPRequestHandler):

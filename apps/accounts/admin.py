@@ -10,10 +10,16 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.db.models import Count
+from django.urls import reverse
+from django.utils.html import format_html
 
+from apps.accounts.api.users_inputs import LabelsUpdate
 from apps.accounts.models import Identity, OAuthProvider, Session, User
 from apps.accounts.oauth2.config import TEXT_FIELDS, URL_FIELDS, ConfigError, validate
 from apps.accounts.selectors import user_tag
+from apps.adminsite.display import ForeignKeyFilter
+from apps.adminsite.forms import LinesField, api_rule
 from apps.core.cache import invalidate_sync
 
 
@@ -34,10 +40,21 @@ class SessionInline(admin.TabularInline):
         return False
 
 
+class UserForm(forms.ModelForm):
+    labels = LinesField(rows=3, rule=api_rule(LabelsUpdate, "labels"),
+                        help_text="One a line (A-Z, a-z, 0-9); each gives the role label:<name>.")
+
+    class Meta:
+        model = User
+        fields = ("name", "email", "phone", "status", "labels", "prefs", "email_verification", "phone_verification")
+
+
 @admin.register(User)
 class UserAdmin(admin.ModelAdmin):
-    list_display = ("uid", "email", "name", "phone", "project", "status", "email_verification", "registration",
-                    "accessed_at")
+    form = UserForm
+    # Phone, verification and registration are filters (and on the user's page), not columns: the
+    # list fits a 1280 px window.
+    list_display = ("uid", "email", "name", "project__uid", "status", "accessed_at", "session_count")
     list_filter = ("project", "status", "email_verification", "phone_verification")
     search_fields = ("uid", "email", "name", "phone")
     date_hierarchy = "registration"
@@ -51,6 +68,14 @@ class UserAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # users are created through the API (or manage.py importusers)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(session_total=Count("sessions"))
+
+    @admin.display(description="sessions", ordering="session_total")
+    def session_count(self, obj: User) -> str:
+        url = reverse("admin:accounts_session_changelist") + f"?{UserFilter.parameter_name}={obj.pk}"
+        return format_html('<a href="{}">{}</a>', url, obj.session_total)
 
     @admin.display(description="password")
     def password_algorithm(self, obj: User) -> str:
@@ -96,11 +121,29 @@ class UserAdmin(admin.ModelAdmin):
         messages.success(request, f"Ended {count} session(s).")
 
 
+class UserFilter(ForeignKeyFilter):
+    """Sessions of one user (``?user=<user pk>``; each user's session count links here). Lists
+    the chosen user and the users of the latest sessions, not every user of every project."""
+
+    title = "user"
+    parameter_name = "user"
+    LIMIT = 20
+
+    def lookups(self, request, model_admin):
+        latest = list(Session.objects.order_by("-created_at").values_list("user_id", flat=True)[: self.LIMIT * 5])
+        chosen = self.chosen()
+        pks = list(dict.fromkeys(([chosen] if chosen is not None else []) + latest))[: self.LIMIT]
+        users = User.objects.in_bulk(pks)
+        return [(str(pk), users[pk].email or users[pk].uid) for pk in pks if pk in users]
+
+
 @admin.register(Session)
 class SessionAdmin(admin.ModelAdmin):
     list_display = ("uid", "user", "provider", "ip", "created_at", "expire")
-    list_filter = ("project", "provider")
-    search_fields = ("uid", "user__email", "user__uid", "ip")
+    list_filter = (UserFilter, "project", "provider")
+    list_select_related = ("user",)
+    search_fields = ("uid", "user__email", "user__uid", "user__name", "ip")
+    actions = ["end_selected"]
     readonly_fields = ("uid", "project", "user", "provider", "provider_uid", "factors", "ip", "user_agent", "expire",
                        "created_at", "updated_at")
     exclude = ("secret_hash",)
@@ -120,6 +163,12 @@ class SessionAdmin(admin.ModelAdmin):
         user_ids = list(queryset.values_list("user_id", flat=True))
         super().delete_queryset(request, queryset)
         _forget(*user_ids)
+
+    @admin.action(description="End the selected sessions (sign them out now)", permissions=["delete"])
+    def end_selected(self, request, queryset):
+        count = queryset.count()
+        self.delete_queryset(request, queryset)
+        messages.success(request, f"Ended {count} session(s).")
 
 
 class OAuthProviderForm(forms.ModelForm):
@@ -163,7 +212,7 @@ class OAuthProviderForm(forms.ModelForm):
 @admin.register(OAuthProvider)
 class OAuthProviderAdmin(admin.ModelAdmin):
     form = OAuthProviderForm
-    list_display = ("provider", "project", "enabled", "client_id", "has_secret", "updated_at")
+    list_display = ("provider", "project__uid", "enabled", "client_id", "has_secret", "updated_at")
     list_filter = ("provider", "enabled")
     search_fields = ("project__uid", "client_id")
 
@@ -176,7 +225,7 @@ class OAuthProviderAdmin(admin.ModelAdmin):
 class IdentityAdmin(admin.ModelAdmin):
     """Linked provider accounts; read-only (they are made by sign-ins) but deletable."""
 
-    list_display = ("uid", "provider", "provider_uid", "provider_email", "user", "project", "created_at")
+    list_display = ("uid", "provider", "provider_uid", "provider_email", "user", "project__uid", "created_at")
     list_filter = ("provider",)
     search_fields = ("uid", "provider_uid", "provider_email", "user__uid", "user__email")
     fields = ("uid", "project", "user", "provider", "provider_uid", "provider_email",

@@ -1,7 +1,24 @@
-from django.contrib import admin, messages
+"""Projects (with their web platforms) and API keys in the admin.
 
+A key's scopes are checkboxes over ``apps.core.auth.KEY_SCOPES``. A new key is made by
+``api_key_create`` (the secret is stored hashed); its secret is shown once, on a page of its
+own with a copy button, right after "Save".
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+
+from apps.adminsite.display import readable_list
+from apps.core.auth import KEY_SCOPES
 from apps.projects.models import ApiKey, Platform, Project
 from apps.projects.services import api_key_create
+
+_SECRET = "apikey-secret-{}"  # session key: the new key's secret, until its page is shown
 
 
 class PlatformInline(admin.TabularInline):
@@ -30,12 +47,32 @@ class ProjectAdmin(admin.ModelAdmin):
     ]
 
 
+class ApiKeyForm(forms.ModelForm):
+    scopes = forms.MultipleChoiceField(
+        choices=[(scope, scope) for scope in sorted(KEY_SCOPES)], widget=forms.CheckboxSelectMultiple,
+        required=False, help_text="What the key may do. Every key also holds global, public and home.")
+
+    class Meta:
+        model = ApiKey
+        fields = ("project", "name", "scopes", "expire")
+
+
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ("uid", "name", "project", "expire", "accessed_at", "created_at")
+    form = ApiKeyForm
+    list_display = ("name", "uid", "project__uid", "scope_count", "expire", "accessed_at", "created_at")
     list_filter = ("project",)
+    search_fields = ("name", "uid")
     readonly_fields = ("uid", "accessed_at", "created_at", "updated_at")
     fields = ("project", "name", "scopes", "expire", "uid", "accessed_at", "created_at", "updated_at")
+
+    @admin.display(description="scopes")
+    def scope_count(self, obj: ApiKey) -> int:
+        return len(obj.scopes or [])
+
+    def get_readonly_fields(self, request, obj=None):
+        # The project of an existing key is fixed (its secret belongs to that project).
+        return (*self.readonly_fields, "project") if obj else self.readonly_fields
 
     def save_model(self, request, obj, form, change):
         if change:
@@ -44,5 +81,28 @@ class ApiKeyAdmin(admin.ModelAdmin):
         key, secret = api_key_create(
             project_id=obj.project.uid, name=obj.name, scopes=list(obj.scopes or []), expire=obj.expire
         )
-        obj.pk = key.pk
-        messages.warning(request, f"API key secret (shown once, copy it now): {secret}")
+        # The admin's message and its change log name ``obj``: make it the key that was created.
+        obj.__dict__.update({f.attname: getattr(key, f.attname) for f in ApiKey._meta.concrete_fields})
+        obj._state.adding = False
+        request.session[_SECRET.format(key.pk)] = secret
+
+    def response_add(self, request, obj, post_url_continue=None):
+        self.message_user(request, f"The API key “{obj.name}” ({obj.uid}) was added to project {obj.project.uid}.",
+                          messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:projects_apikey_secret", args=[obj.pk]))
+
+    def get_urls(self):
+        secret = self.admin_site.admin_view(self.secret_view)
+        return [path("<int:pk>/secret/", secret, name="projects_apikey_secret"), *super().get_urls()]
+
+    def secret_view(self, request, pk: int):
+        """The new key's secret, once: the session holds it until this page is shown."""
+        key = self.get_object(request, str(pk))
+        if key is None or not self.has_view_permission(request, key):
+            return HttpResponseRedirect(reverse("admin:projects_apikey_changelist"))
+        context = {
+            **self.admin_site.each_context(request), "opts": self.opts, "key": key, "title": f"API key {key.name}",
+            "secret": request.session.pop(_SECRET.format(key.pk), None), "scopes": readable_list(key.scopes),
+            "media": self.media,
+        }
+        return TemplateResponse(request, "adminsite/apikey_secret.html", context)

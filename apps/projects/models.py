@@ -98,6 +98,7 @@ class ApiKey(models.Model):
 
     class Meta:
         db_table = "projects_apikey"
+        verbose_name = "API key"
         constraints = [models.UniqueConstraint(fields=["project", "uid"], name="apikey_unique_uid")]
 
     def __str__(self) -> str:

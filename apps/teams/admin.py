@@ -3,11 +3,14 @@ process (``apps.core.cache.invalidate_sync``), so roles follow at once."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 
 from apps.accounts.selectors import user_tag
+from apps.adminsite.forms import LinesField, api_rule
 from apps.core.auth import team_tag
 from apps.core.cache import invalidate_sync
+from apps.teams.api.inputs import MembershipUpdate
 from apps.teams.models import Membership, Team
 
 
@@ -15,8 +18,17 @@ def _forget_team(team: Team, user_ids) -> None:
     invalidate_sync(team_tag(team.project_id, team.uid), *(user_tag(pk) for pk in set(user_ids)))
 
 
+class MembershipForm(forms.ModelForm):
+    roles = LinesField(rows=2, rule=api_rule(MembershipUpdate, "roles"), help_text="One a line, e.g. owner.")
+
+    class Meta:
+        model = Membership
+        fields = ("roles", "confirm")
+
+
 class MembershipInline(admin.TabularInline):
     model = Membership
+    form = MembershipForm
     extra = 0
     fields = ("uid", "user", "roles", "confirm", "invited", "joined")
     readonly_fields = ("uid", "user", "invited", "joined")
@@ -28,7 +40,7 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):
-    list_display = ("uid", "name", "project", "members", "created_at")
+    list_display = ("uid", "name", "project__uid", "members", "created_at")
     list_filter = ("project",)
     search_fields = ("uid", "name")
     readonly_fields = ("uid", "project", "created_at", "updated_at")
@@ -61,7 +73,8 @@ class TeamAdmin(admin.ModelAdmin):
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
-    list_display = ("uid", "team", "user", "roles", "confirm", "joined")
+    form = MembershipForm
+    list_display = ("uid", "team", "user", "role_list", "confirm", "joined")
     list_filter = ("confirm", "project")
     search_fields = ("uid", "team__uid", "team__name", "user__email", "user__uid")
     readonly_fields = ("uid", "project", "team", "user", "invited", "joined", "created_at", "updated_at")
@@ -69,6 +82,10 @@ class MembershipAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+    @admin.display(description="roles")
+    def role_list(self, obj: Membership) -> str:
+        return ", ".join(obj.roles or []) or "-"
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)

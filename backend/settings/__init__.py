@@ -43,7 +43,8 @@ if PRODUCTION and not ALLOWED_HOSTS:
 
 INSTALLED_APPS = [
     "daphne",
-    "django.contrib.admin",
+    "apps.adminsite",  # before the admin: its admin/base_site.html adds the project's styles
+    "apps.adminsite.apps.ProductAdminConfig",  # django.contrib.admin with the project's site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -105,6 +106,7 @@ STATIC_ROOT = _env("STATIC_ROOT", str(BASE_DIR / "var" / "static"))
 # Development serves admin assets straight from the apps, so no collectstatic is needed there.
 WHITENOISE_USE_FINDERS = not PRODUCTION
 LANGUAGE_CODE = "en-us"
+FORMAT_MODULE_PATH = ["apps.adminsite.formats"]  # the admin's dates as 2026-12-01 16:05
 TIME_ZONE = "UTC"
 USE_I18N = False  # mail languages are chosen per request (apps.core.mail), not by Django
 USE_TZ = True

@@ -8,6 +8,7 @@ asserts on the output.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,6 +16,12 @@ from pathlib import Path
 import pytest
 
 NODE_DIR = Path(__file__).parent
+# Browser tests drive Debian's Chromium (``CHROMIUM`` overrides the path) with playwright-core.
+CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or ""
+needs_chromium = pytest.mark.skipif(not CHROMIUM, reason="chromium is not installed (apt-get install -y chromium)")
+needs_playwright = pytest.mark.skipif(
+    not (NODE_DIR / "node_modules" / "playwright-core").is_dir(),
+    reason="tests/websdk/node_modules is missing: run `npm ci` there (.ci/test does)")
 
 
 def require_node() -> None:

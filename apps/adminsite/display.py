@@ -1,0 +1,55 @@
+"""How the admin shows stored values: lists of strings one per line, JSON pretty-printed, byte
+counts as human sizes. Shared by the apps' ``admin`` modules; the classes they use are styled by
+``adminsite/admin.css`` (on every admin page, through ``admin/base_site.html``)."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import admin
+from django.template.defaultfilters import filesizeformat
+from django.utils.html import format_html, format_html_join
+
+EMPTY = "-"
+
+
+def readable_list(values) -> str:
+    """``["read(\\"any\\")", ...]`` as an HTML list, one string per line (escaped); ``-`` when empty."""
+    if not values:
+        return EMPTY
+    return format_html('<ul class="plain-list">{}</ul>', format_html_join("", "<li>{}</li>", ((v,) for v in values)))
+
+
+def pretty_json(value) -> str:
+    """``value`` as indented JSON in a ``<pre>`` (escaped), non-ASCII kept as is."""
+    return format_html('<pre class="json">{}</pre>', json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False))
+
+
+def size(num_bytes: int | None) -> str:
+    """A byte count for a list column: ``1.2 MB``."""
+    return EMPTY if num_bytes is None else filesizeformat(num_bytes)
+
+
+def size_exact(num_bytes: int | None) -> str:
+    """A byte count for a detail page: ``1.2 MB (1,234,567 bytes)``; ``557 bytes`` below 1 KB."""
+    if num_bytes is None:
+        return EMPTY
+    return filesizeformat(num_bytes) if num_bytes < 1024 else f"{filesizeformat(num_bytes)} ({num_bytes:,} bytes)"
+
+
+class ForeignKeyFilter(admin.SimpleListFilter):
+    """A change list filter on one foreign key, by primary key: ``?<parameter_name>=<pk>``
+    keeps the rows whose ``<parameter_name>_id`` is ``pk`` (a value that is not a number keeps
+    none). Subclasses set ``title``, ``parameter_name`` and ``lookups``; :meth:`chosen` is the
+    pk asked for, or ``None``."""
+
+    def chosen(self) -> int | None:
+        value = self.value()
+        return int(value) if value and value.isdigit() else None
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value is None:
+            return queryset
+        pk = self.chosen()
+        return queryset.none() if pk is None else queryset.filter(**{f"{self.parameter_name}_id": pk})

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, create_model
 
+from apps.core.ids import NewId
 from apps.databases.naming import Naming
 from apps.databases.schema import KINDS, PLAIN_KINDS
 
@@ -31,6 +32,14 @@ _LIST = {"queries": (Queries, None), "search": (str | None, None), "total": (boo
 _TX = {"transactionId": (str | None, None)}
 
 
+def _one_or_many(naming: Naming) -> type[BaseModel]:
+    """Base of the create-row body: one row (its ID and ``data``) or a list of rows, which the
+    handler checks; the JSON schema (OpenAPI document) states the two forms."""
+    forms = [{"required": [naming.row_id, "data"]}, {"required": [naming.rows]}]
+    return type(f"{naming.row.capitalize()}OneOrMany", (Strict,), {
+        "model_config": ConfigDict(extra="forbid", populate_by_name=True, json_schema_extra={"anyOf": forms})})
+
+
 @cache
 def models(naming: Naming) -> dict[str, type[BaseModel]]:
     """Every input model of one view, by name."""
@@ -40,13 +49,13 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
     tb = {**db, t: (PathId, ...)}
     m = {
         "DatabaseList": _model(f"{prefix}DatabaseList", **_LIST),
-        "DatabaseCreate": _model(f"{prefix}DatabaseCreate", databaseId=(Id, ...), name=(Name, ...),
+        "DatabaseCreate": _model(f"{prefix}DatabaseCreate", databaseId=(NewId, ...), name=(Name, ...),
                                  enabled=(bool, True), description=(Text, "")),
         "DatabaseRef": _model(f"{prefix}DatabaseRef", **db),
         "DatabaseUpdate": _model(f"{prefix}DatabaseUpdate", **db, name=(Name | None, None),
                                  enabled=(bool | None, None), description=(Text | None, None)),
         "TableList": _model(f"{prefix}TableList", **db, **_LIST),
-        "TableCreate": _model(f"{prefix}TableCreate", **db, **{t: (Id, ...)}, name=(Name, ...),
+        "TableCreate": _model(f"{prefix}TableCreate", **db, **{t: (NewId, ...)}, name=(Name, ...),
                               permissions=(list[str] | None, None), **{naming.security: (bool, False)},
                               enabled=(bool, True), **{naming.columns: (list[dict[str, Any]] | None, None)},
                               indexes=(list[dict[str, Any]] | None, None), description=(Text, "")),
@@ -62,9 +71,10 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
                               lengths=(list[int | None] | None, None), description=(Text | None, None)),
         "RowList": _model(f"{prefix}RowList", **tb, queries=(Queries, None), total=(bool, True),
                           ttl=(float | None, None), **_TX),
-        "RowCreate": _model(f"{prefix}RowCreate", **tb, **{naming.row_id: (str | None, None)},
-                            data=(dict[str, Any] | None, None), permissions=(list[str] | None, None),
-                            **{naming.rows: (list[Any] | None, None)}, **_TX),
+        "RowCreate": create_model(f"{prefix}RowCreate", __base__=_one_or_many(naming),
+                                  **tb, **{naming.row_id: (NewId | None, None)},
+                                  data=(dict[str, Any] | None, None), permissions=(list[str] | None, None),
+                                  **{naming.rows: (list[Any] | None, None)}, **_TX),
         "RowRef": _model(f"{prefix}RowRef", **tb, **{naming.row_id: (PathId, ...)}, **_TX),
         "RowGet": _model(f"{prefix}RowGet", **tb, **{naming.row_id: (PathId, ...)}, queries=(Queries, None), **_TX),
         "RowWrite": _model(f"{prefix}RowWrite", **tb, **{naming.row_id: (PathId, ...)},

@@ -44,13 +44,13 @@ MODELS: dict[str, str] = {
         "clientCode clientName clientVersion clientEngine clientEngineVersion deviceName deviceBrand "
         "deviceModel countryCode countryName"),
     "mfaChallenge": "$id $createdAt userId expire",
-    "mfaFactors": "totp:b phone:b email:b recoveryCode:b",
+    "mfaFactors": "totp:b phone:b email:b recoveryCode:b custom:b",
     "mfaRecoveryCodes": "recoveryCodes:[s]",
     "mfaType": "secret uri",
     "team": "$id $createdAt $updatedAt name total:i prefs:o",
     "membership": (
         "$id $createdAt $updatedAt userId userName userEmail userPhone teamId teamName invited joined "
-        "confirm:b mfa:b roles:[s]"),
+        "confirm:b mfa:b userAccessedAt roles:[s]"),
     "locale": "ip countryCode country continentCode continent eu:b currency",
     "localeCode": "code name",
     "continent": "name code",
@@ -60,10 +60,10 @@ MODELS: dict[str, str] = {
     "phone": "code countryCode countryName",
     "bucket": (
         "$id $createdAt $updatedAt $permissions:[s] fileSecurity:b name enabled:b maximumFileSize:i "
-        "allowedFileExtensions:[s] compression encryption:b antivirus:b"),
+        "allowedFileExtensions:[s] compression encryption:b antivirus:b transformations:b totalSize:i"),
     "file": (
-        "$id bucketId $createdAt $updatedAt $permissions:[s] name signature mimeType sizeOriginal:i "
-        "chunksTotal:i chunksUploaded:i"),
+        "$id bucketId $createdAt $updatedAt $permissions:[s] name folder key signature mimeType sizeOriginal:i "
+        "sizeActual:i chunksTotal:i chunksUploaded:i encryption:b compression"),
     "resourceToken": "$id $createdAt resourceId resourceType expire:s~ secret accessedAt",
     "database": "$id name description $createdAt $updatedAt enabled:b type",
     "table": _TABLE + " rowSecurity:b columns:[o] indexes:[@index]",

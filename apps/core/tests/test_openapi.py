@@ -9,6 +9,7 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,13 @@ BIN = Path(sys.executable).parent
 # Routes that make the server contact hosts named by the caller or on the internet (remote
 # images, TLS certificates, NTP): fuzzing them would test the network, not the API.
 OUTBOUND = r"avatars/(image|favicon)|health/(time|certificate)"
+
+
+@pytest.fixture
+def scratch():
+    """A temporary directory removed afterwards, generated client and fuzzer state included."""
+    with tempfile.TemporaryDirectory(prefix="openapi-") as path:
+        yield Path(path)
 
 
 @pytest.fixture(scope="module")
@@ -151,23 +159,31 @@ def _config(seeds: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.timeout(240)
-def test_schemathesis_finds_no_undeclared_answer(asgi_server, django_db_blocker, doc, tmp_path):
-    """Every operation, a few generated requests each (fixed seed, so the same requests every
-    run): no 500, statuses, content types, headers and bodies as the document declares."""
-    from conftest import Api, make_project
-
-    api = Api(asgi_server, make_project(django_db_blocker))
-    config = tmp_path / "schemathesis.toml"
-    config.write_text(_config(_seed(api)))
-    cmd = [str(BIN / "st"), "--config-file", str(config), "run", asgi_server.endpoint + "/openapi.json",
-           "-H", f"X-Appwrite-Project: {api.project.id}", "-H", f"X-Appwrite-Key: {api.project.key}",
+def _schemathesis(server, workdir, config: str, headers: dict[str, str], *args: str, timeout: float):
+    """Run schemathesis's fuzzing phase (fixed seed: the same requests every run) with the
+    document's checks; the completed process."""
+    path = workdir / "schemathesis.toml"
+    path.write_text(config)
+    cmd = [str(BIN / "st"), "--config-file", str(path), "run", server.endpoint + "/openapi.json",
            "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,"
                        "response_headers_conformance,response_schema_conformance",
            "--phases", "fuzzing", "--max-examples", "3", "--seed", "20261201", "--workers", "1",
            "--exclude-path-regex", OUTBOUND, "--max-redirects", "0", "--request-timeout", "10",
-           "--no-shrink", "--no-color", "--report", "junit", "--report-dir", str(tmp_path / "report")]
-    run = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=90)
+           "--no-shrink", "--no-color", *args]
+    for name, value in headers.items():
+        cmd += ["-H", f"{name}: {value}"]
+    return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.timeout(180)
+def test_schemathesis_with_a_key_finds_no_undeclared_answer(asgi_server, django_db_blocker, doc, scratch):
+    """Every operation, three generated requests each, as an API key: no 5xx but the declared
+    503, and statuses, content types, headers and bodies as the document declares them."""
+    from conftest import Api, make_project
+
+    api = Api(asgi_server, make_project(django_db_blocker))
+    headers = {"X-Appwrite-Project": api.project.id, "X-Appwrite-Key": api.project.key}
+    run = _schemathesis(asgi_server, scratch, _config(_seed(api)), headers, timeout=60)
     assert run.returncode == 0, run.stdout[-20000:] + run.stderr[-3000:]
     # Every operation but the document itself (schemathesis leaves its source out) is tried.
     total = sum(1 for _, path, _ in _operations(doc) if path != "/v1/openapi.json")
@@ -176,26 +192,45 @@ def test_schemathesis_finds_no_undeclared_answer(asgi_server, django_db_blocker,
     assert f"Tested: {total - outbound}" in run.stdout and " passed" in run.stdout, run.stdout[-3000:]
 
 
+@pytest.mark.timeout(120)
+def test_schemathesis_with_a_session_finds_no_undeclared_answer(asgi_server, django_db_blocker, scratch):
+    """The Account and Teams operations as a signed-in user (X-Appwrite-Session), minus those
+    that would end the session or lock the user out (sign-out, blocking, enabling MFA)."""
+    from conftest import Api, make_project
+
+    api = Api(asgi_server, make_project(django_db_blocker))
+    _, secret = api.signup(email="fuzz@example.com")
+    headers = {"X-Appwrite-Project": api.project.id, "X-Appwrite-Session": secret}
+    config = '[checks]\nnot_a_server_error.expected-statuses = ["1XX", "2XX", "3XX", "4XX", "503"]\n'
+    run = _schemathesis(asgi_server, scratch, config, headers, "--include-tag", "account", "--include-tag", "teams",
+                        "--exclude-operation-id", "account.deleteSessions", "--exclude-operation-id",
+                        "account.deleteSession", "--exclude-operation-id", "account.updateStatus",
+                        "--exclude-operation-id", "account.updateMFA", timeout=30)
+    assert run.returncode == 0, run.stdout[-20000:] + run.stderr[-3000:]
+    assert " passed" in run.stdout, run.stdout[-3000:]
+    assert api.call("GET", "/account", session=secret).status_code == 200  # the session lived throughout
+
+
 @pytest.mark.timeout(300)
-def test_generated_client_makes_real_calls(asgi_server, project, doc, tmp_path):
+def test_generated_client_makes_real_calls(asgi_server, project, doc, scratch):
     """openapi-python-client turns the document into a package that imports and works."""
-    spec = tmp_path / "openapi.json"
+    spec = scratch / "openapi.json"
     spec.write_text(json.dumps(doc))
     # Bytes of any media type (files, avatars) read as bytes; no formatter hooks (ruff's own
     # configuration is the repository's, not the generated code's).
-    config = tmp_path / "generator.json"
+    config = scratch / "generator.json"
     config.write_text(json.dumps({"post_hooks": [], "content_type_overrides": {
         "image/png": "application/octet-stream", "*/*": "application/octet-stream"}}))
-    out = tmp_path / "client"
+    out = scratch / "openapi_client"
     gen = subprocess.run([str(BIN / "openapi-python-client"), "generate", "--path", str(spec),
                           "--output-path", str(out), "--meta", "none", "--config", str(config)],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=240)
+                         cwd=scratch, capture_output=True, text=True, timeout=240)
     assert gen.returncode == 0, gen.stdout[-5000:] + gen.stderr[-5000:]
-    sys.path.insert(0, str(tmp_path))
+    sys.path.insert(0, str(scratch))
     try:
         _use_client(asgi_server, project, out.name)
     finally:
-        sys.path.remove(str(tmp_path))
+        sys.path.remove(str(scratch))
         for name in [m for m in sys.modules if m == out.name or m.startswith(out.name + ".")]:
             del sys.modules[name]
 

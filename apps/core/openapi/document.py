@@ -88,7 +88,9 @@ def _success(ep, schemas: dict) -> dict:
         return {"description": "Pong!", "content": {"text/plain": {"schema": {"type": "string"}}}}
     if ep.name == "openapi.get":
         return {"description": "This document", "content": {"application/json": {"schema": {"type": "object"}}}}
-    raise ValueError(f"{ep.name}: no schema for response model {ep.response!r}")
+    if ep.response:
+        raise ValueError(f"{ep.name}: no schema for response model {ep.response!r}")
+    return {"description": "OK"}  # undeclared (the benchmark-only routes); the tests require a model
 
 
 def operation(ep, path: str, schemas: dict, operation_id: str) -> dict:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 
 from apps.core.ids import ID_PATTERN
+from apps.core.queries import MAX_QUERIES, MAX_QUERY_LENGTH
 
 _PARAM = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_QUERY_ITEM = {"type": "string", "contentMediaType": "application/json",
+_QUERY_ITEM = {"type": "string", "contentMediaType": "application/json", "maxLength": MAX_QUERY_LENGTH,
                "description": "One query as JSON: {\"method\", \"attribute\"?, \"values\"?}"}
 
 
@@ -25,9 +26,9 @@ def path_names(path: str) -> list[str]:
 
 
 def _clean(schema: dict) -> dict:
-    """A copy of a pydantic property schema without titles (recursively)."""
+    """A copy of a pydantic property schema without its generated titles (recursively)."""
     if isinstance(schema, dict):
-        return {k: _clean(v) for k, v in schema.items() if k != "title"}
+        return {k: _clean(v) for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
     if isinstance(schema, list):
         return [_clean(v) for v in schema]
     return schema
@@ -53,7 +54,7 @@ def _refine(name: str, schema: dict) -> dict:
     """Add the ID pattern and the queries' item shape to one property schema."""
     if name == "queries":
         nullable = any(s.get("type") == "null" for s in schema.get("anyOf", ()))
-        items = {"type": "array", "items": _QUERY_ITEM, "maxItems": 100}
+        items = {"type": "array", "items": _QUERY_ITEM, "maxItems": MAX_QUERIES}
         return {"anyOf": [items, {"type": "null"}], "default": None} if nullable else items
     target = schema
     for option in schema.get("anyOf", ()):

@@ -183,7 +183,7 @@ def test_schemathesis_with_a_key_finds_no_undeclared_answer(asgi_server, django_
 
     api = Api(asgi_server, make_project(django_db_blocker))
     headers = {"X-Appwrite-Project": api.project.id, "X-Appwrite-Key": api.project.key}
-    run = _schemathesis(asgi_server, scratch, _config(_seed(api)), headers, timeout=60)
+    run = _schemathesis(asgi_server, scratch, _config(_seed(api)), headers, timeout=65)
     assert run.returncode == 0, run.stdout[-20000:] + run.stderr[-3000:]
     # Every operation but the document itself (schemathesis leaves its source out) is tried.
     total = sum(1 for _, path, _ in _operations(doc) if path != "/v1/openapi.json")
@@ -205,7 +205,7 @@ def test_schemathesis_with_a_session_finds_no_undeclared_answer(asgi_server, dja
     run = _schemathesis(asgi_server, scratch, config, headers, "--include-tag", "account", "--include-tag", "teams",
                         "--exclude-operation-id", "account.deleteSessions", "--exclude-operation-id",
                         "account.deleteSession", "--exclude-operation-id", "account.updateStatus",
-                        "--exclude-operation-id", "account.updateMFA", timeout=30)
+                        "--exclude-operation-id", "account.updateMFA", timeout=25)
     assert run.returncode == 0, run.stdout[-20000:] + run.stderr[-3000:]
     assert " passed" in run.stdout, run.stdout[-3000:]
     assert api.call("GET", "/account", session=secret).status_code == 200  # the session lived throughout

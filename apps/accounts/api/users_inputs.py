@@ -53,7 +53,7 @@ PasswordOrEmpty = Annotated[str, StringConstraints(max_length=256), AfterValidat
 HashParam = Annotated[str, StringConstraints(min_length=8, max_length=256)]
 Text128 = Annotated[str, StringConstraints(max_length=128)]
 Search = Annotated[str, StringConstraints(max_length=256)]
-Label = Annotated[str, AfterValidator(_label)]
+Label = Annotated[str, AfterValidator(_label), WithJsonSchema({"type": "string", "pattern": _LABEL.pattern})]
 
 
 class UserRef(Strict):

@@ -107,7 +107,7 @@ def _form(body: dict, required: list[str], forms: list[dict]) -> dict:
     """One form of a body with alternatives: its required fields, plus the optional fields that
     no other form requires."""
     others = {name for form in forms for name in form["required"]} - set(required)
-    props = {k: v for k, v in body["properties"].items() if k not in others}
+    props = {k: _without_null(v) if k in required else v for k, v in body["properties"].items() if k not in others}
     return {**body, "properties": props, "required": required}
 
 

@@ -7,17 +7,26 @@ from __future__ import annotations
 from functools import cache
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, create_model
+from pydantic import BaseModel, ConfigDict, StringConstraints, WithJsonSchema, create_model
 
-from apps.core.ids import NewId
+from apps.core.ids import ID_PATTERN, NewId
 from apps.databases.naming import Naming
+from apps.databases.relations import ON_DELETE
+from apps.databases.relations import TYPES as RELATION_TYPES
 from apps.databases.schema import KINDS, PLAIN_KINDS
+from apps.databases.services.indexes import TYPES as INDEX_TYPES
 
 Id = Annotated[str, StringConstraints(min_length=1, max_length=36)]
 PathId = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 Text = Annotated[str, StringConstraints(max_length=1024)]
 Queries = list[str] | str | None
+# Schema-only annotations (the OpenAPI document): the rules the services check in code.
+Key = Annotated[str, WithJsonSchema({"type": "string", "maxLength": 36, "pattern": ID_PATTERN})]
+
+
+def _one_of(*values: str) -> WithJsonSchema:
+    return WithJsonSchema({"type": "string", "enum": list(values)})
 
 
 class Strict(BaseModel):
@@ -66,7 +75,8 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
                               description=(Text | None, None)),
         "ColumnList": _model(f"{prefix}ColumnList", **tb, queries=(Queries, None), total=(bool, True)),
         "ColumnRef": _model(f"{prefix}ColumnRef", **tb, key=(PathId, ...)),
-        "IndexCreate": _model(f"{prefix}IndexCreate", **tb, key=(str, ...), type=(str, ...),
+        "IndexCreate": _model(f"{prefix}IndexCreate", **tb, key=(Key, ...),
+                              type=(Annotated[str, _one_of(*INDEX_TYPES)], ...),
                               **{naming.index_columns: (list[str], ...)}, orders=(list[str | None] | None, None),
                               lengths=(list[int | None] | None, None), description=(Text | None, None)),
         "RowList": _model(f"{prefix}RowList", **tb, queries=(Queries, None), total=(bool, True),
@@ -94,8 +104,9 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
     }
     related_id = f"related{naming.table.capitalize()}Id"
     m["RelationshipCreate"] = _model(f"{prefix}RelationshipCreate", **tb, **{related_id: (PathId, ...)},
-                                     type=(str, ...), twoWay=(bool, False), key=(str | None, None),
-                                     twoWayKey=(str | None, None), onDelete=(str, "restrict"),
+                                     type=(Annotated[str, _one_of(*RELATION_TYPES)], ...), twoWay=(bool, False),
+                                     key=(Key | None, None), twoWayKey=(Key | None, None),
+                                     onDelete=(Annotated[str, _one_of(*ON_DELETE)], "restrict"),
                                      description=(Text | None, None))
     m["RelationshipUpdate"] = _model(f"{prefix}RelationshipUpdate", **tb, key=(PathId, ...),
                                      onDelete=(str | None, None), newKey=(str | None, None),
@@ -122,7 +133,7 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
                 extra["encrypt"] = (bool | None, None)
         name = kind.name.capitalize()
         m[f"ColumnCreate.{kind.name}"] = _model(
-            f"{prefix}{name}ColumnCreate", **tb, key=(str, ...), required=(bool, ...), default=(Any, None),
+            f"{prefix}{name}ColumnCreate", **tb, key=(Key, ...), required=(bool, ...), default=(Any, None),
             array=(bool, False), description=(Text | None, None), **extra)
         m[f"ColumnUpdate.{kind.name}"] = _model(
             f"{prefix}{name}ColumnUpdate", **tb, key=(PathId, ...), required=(bool, ...), default=(Any, None),

@@ -48,6 +48,15 @@ def test_wrong_method_names_allowed_methods(api, method, path, allow):
     assert r.headers["Allow"] == allow
 
 
+def test_wrong_method_on_every_build(server, project):
+    """The ASGI, WSGI and Django-handler builds answer a wrong method alike."""
+    from conftest import Api
+
+    r = Api(server, project).call("PUT", "/locale", key=True)
+    assert r.status_code == 405 and r.json()["type"] == "general_not_implemented"
+    assert r.headers["Allow"] == "GET, HEAD"
+
+
 def test_ping_body(api):
     r = api.call("GET", "/ping")
     assert r.text == "Pong!"

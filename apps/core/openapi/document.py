@@ -52,9 +52,11 @@ def security(ep) -> list[dict]:
 
 def _error_statuses(ep) -> list[int]:
     tag = ep.name.split(".", 1)[0]
-    out = {400, 404, 503, *ep.errors}
+    out = {400, 503, *ep.errors}  # 400: bad input, or a request the HTTP server cannot parse
     if ep.scope is not None:
-        out |= {401, 403}
+        out |= {401, 403, 404}  # credentials, origin, project
+    if "{" in ep.path:
+        out.add(404)
     if ep.method in ("POST", "PUT", "PATCH", "DELETE"):
         out |= {409, 413}
     if ep.abuse:

@@ -67,6 +67,23 @@ def test_security_lists_alternatives_never_key_with_session(doc):
     assert by_id["health.getVersion"]["security"] == []
 
 
+@pytest.mark.parametrize("scheme", ["Project", "Key", "Session"])
+def test_security_alternatives_match_the_server(api, doc, scheme):
+    """Every GET without path parameters, called with one credential set: refused for missing
+    scope exactly where the document does not list that set."""
+    wanted = {"Project": []} if scheme == "Project" else {"Project": [], scheme: []}
+    kwargs = {"key": scheme == "Key", "session": api.signup()[1] if scheme == "Session" else None}
+    checked = 0
+    for method, path, op in _operations(doc):
+        if method != "GET" or "{" in path or not op["security"] or "oauth2" in path or re.search(OUTBOUND, path):
+            continue
+        r = api.call("GET", path.removeprefix("/v1"), **kwargs)
+        refused = r.status_code == 401 and r.json()["type"] == "general_unauthorized_scope"
+        assert refused == (wanted not in op["security"]), (path, r.status_code, r.text[:200])
+        checked += 1
+    assert checked > 30
+
+
 def test_uploads_are_multipart(doc):
     op = doc["paths"]["/v1/storage/buckets/{bucketId}/files"]["post"]
     content = op["requestBody"]["content"]

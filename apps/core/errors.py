@@ -18,6 +18,8 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "general_access_forbidden": (401, "Access to this API is forbidden."),
     "general_unauthorized_scope": (401, "The current user or API key does not have the required scopes."),
     "general_unknown_origin": (403, "The request originated from an unknown origin."),
+    # Appwrite's 405 type (a route whose path exists under other methods; the router adds Allow)
+    "general_not_implemented": (405, "This method is not allowed on this route."),
     "general_route_not_found": (404, "The requested route was not found. Please refer to the API docs and try again."),
     "general_rate_limit_exceeded": (429, "Rate limit for the current endpoint has been exceeded. Please try again after some time."),
     "general_service_unavailable": (503, "The server is temporarily overloaded. Please try again shortly."),

@@ -5,10 +5,21 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from typing import Annotated
+
+from pydantic import StringConstraints, WithJsonSchema
 
 from apps.core.errors import invalid_argument
 
 _CUSTOM_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,35}")
+# The same rules as JSON schema patterns (the OpenAPI document).
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,35}$"
+NEW_ID_PATTERN = r"^(unique\(\)|[A-Za-z0-9][A-Za-z0-9._-]{0,35})$"
+
+#: The ID of a resource being created: ``unique()`` or a custom ID. Validated by the handler's
+#: :func:`resolve_id` (its message is Appwrite's); the JSON schema states both forms.
+NewId = Annotated[str, StringConstraints(min_length=1, max_length=36),
+                  WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 36, "pattern": NEW_ID_PATTERN})]
 
 
 def unique_id() -> str:

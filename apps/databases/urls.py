@@ -89,7 +89,7 @@ def endpoints_for(n: Naming) -> list[Endpoint]:
         Endpoint("GET", R, _h(rows.row_list, n), f"{api}.list{Rn}s", scope=f"{rows_scope}.read",
                  input=i["RowList"], response=f"{n.row}List"),
         Endpoint("POST", R, _h(rows.row_create, n), f"{api}.create{Rn}", scope=f"{rows_scope}.write",
-                 input=i["RowCreate"], abuse=f"{rows_scope}.create", status=201, response=n.row),
+                 input=i["RowCreate"], abuse=f"{rows_scope}.create", status=201, response=f"{n.row}|{n.row}List"),
         Endpoint("PATCH", R, _h(rows.rows_update, n), f"{api}.update{Rn}s", scope=f"{rows_scope}.write",
                  input=i["RowsUpdate"], abuse=f"{rows_scope}.update", response=f"{n.row}List"),
         Endpoint("PUT", R, _h(rows.rows_upsert, n), f"{api}.upsert{Rn}s", scope=f"{rows_scope}.write",

@@ -8,6 +8,8 @@ from apps.health.api import probes, stats, status
 from apps.health.api import queues as q
 
 _S = {"scope": "health.read"}
+# A probe whose backing service fails answers 500 general_server_error, as Appwrite's do.
+_P = {**_S, "errors": (500,)}
 
 
 def _queue_route(queue: str) -> Endpoint:
@@ -21,18 +23,18 @@ endpoints = [
     Endpoint("GET", "/health", status.health, "health.get", response="healthStatus", **_S),
     Endpoint("GET", "/health/version", status.health_version, "health.getVersion", scope=None,
              response="healthVersion"),
-    Endpoint("GET", "/health/db", status.health_db, "health.getDB", response="healthStatusList", **_S),
-    Endpoint("GET", "/health/cache", status.health_cache, "health.getCache", response="healthStatusList", **_S),
-    Endpoint("GET", "/health/pubsub", status.health_pubsub, "health.getPubSub", response="healthStatusList", **_S),
-    Endpoint("GET", "/health/time", probes.health_time, "health.getTime", response="healthTime", **_S),
+    Endpoint("GET", "/health/db", status.health_db, "health.getDB", response="healthStatusList", **_P),
+    Endpoint("GET", "/health/cache", status.health_cache, "health.getCache", response="healthStatusList", **_P),
+    Endpoint("GET", "/health/pubsub", status.health_pubsub, "health.getPubSub", response="healthStatusList", **_P),
+    Endpoint("GET", "/health/time", probes.health_time, "health.getTime", response="healthTime", **_P),
     Endpoint("GET", "/health/certificate", probes.health_certificate, "health.getCertificate",
              input=probes.CertificateParams, response="healthCertificate", **_S),
     Endpoint("GET", "/health/anti-virus", probes.health_antivirus, "health.getAntivirus",
-             response="healthAntivirus", **_S),
-    Endpoint("GET", "/health/storage", probes.health_storage, "health.getStorage", response="healthStatus", **_S),
+             response="healthAntivirus", **_P),
+    Endpoint("GET", "/health/storage", probes.health_storage, "health.getStorage", response="healthStatus", **_P),
     Endpoint("GET", "/health/storage/local", probes.health_storage_local, "health.getStorageLocal",
-             response="healthStatus", **_S),
-    Endpoint("GET", "/health/stats", stats.health_stats, "health.getStats", response="any", **_S),
+             response="healthStatus", **_P),
+    Endpoint("GET", "/health/stats", stats.health_stats, "health.getStats", response="healthStats", **_S),
     Endpoint("GET", "/health/queue/failed/{name}", q.queue_failed, "health.getFailedJobs",
              input=q.FailedParams, response="healthQueue", **_S),
     *[_queue_route(queue) for queue in queues.QUEUES],

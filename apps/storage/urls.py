@@ -20,7 +20,7 @@ endpoints = [
     Endpoint("DELETE", B, buckets.bucket_delete, "storage.deleteBucket", scope="buckets.write",
              input=i.BucketRef, status=204),
     Endpoint("POST", F, files.file_create, "storage.createFile", scope="files.write", input=i.FileCreate,
-             abuse="files.create", status=201, response="file"),
+             abuse="files.create", status=201, response="file", multipart=True),
     Endpoint("GET", F, files.file_list, "storage.listFiles", scope="files.read", input=i.FilesList,
              response="fileList"),
     Endpoint("GET", FF, files.file_get, "storage.getFile", scope="files.read", input=i.FileRef,

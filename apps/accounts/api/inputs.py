@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
+
+from apps.core.ids import NewId
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
 
@@ -17,7 +19,10 @@ def _email(value: str) -> str:
     return value
 
 
-Email = Annotated[str, StringConstraints(max_length=320), AfterValidator(_email)]
+# The JSON schema (OpenAPI document) states the rule that the validator applies after trimming.
+EMAIL_SCHEMA = {"format": "email", "pattern": r"^\s*[^@\s]+@[^@\s]+\.[^@\s.]+\s*$"}
+Email = Annotated[str, StringConstraints(max_length=320), AfterValidator(_email), WithJsonSchema(
+    {"type": "string", "maxLength": 320, **EMAIL_SCHEMA})]
 Password = Annotated[str, StringConstraints(min_length=8, max_length=256)]
 Name = Annotated[str, StringConstraints(max_length=128)]
 IdParam = Annotated[str, StringConstraints(min_length=1, max_length=36)]
@@ -30,7 +35,7 @@ class Strict(BaseModel):
 
 
 class AccountCreate(Strict):
-    userId: Annotated[str, StringConstraints(min_length=1, max_length=36)]
+    userId: NewId
     email: Email
     password: Password
     name: Name = ""
@@ -113,20 +118,20 @@ class RecoveryConfirm(Strict):
 
 
 class MagicUrlCreate(Strict):
-    userId: IdParam
+    userId: NewId
     email: Email
     url: Annotated[str, StringConstraints(max_length=2048)] = ""
     phrase: bool = False
 
 
 class EmailTokenCreate(Strict):
-    userId: IdParam
+    userId: NewId
     email: Email
     phrase: bool = False
 
 
 class PhoneTokenCreate(Strict):
-    userId: IdParam
+    userId: NewId
     phone: Phone
 
 

@@ -24,7 +24,7 @@ from urllib.parse import urlencode, urlsplit
 
 import orjson
 from django.conf import settings
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
 
 from apps.accounts import services
 from apps.accounts.api.cookies import set_session_cookies
@@ -53,7 +53,8 @@ def _provider(value: str) -> str:
     return value
 
 
-Provider = Annotated[str, AfterValidator(_provider)]
+Provider = Annotated[str, AfterValidator(_provider),
+                     WithJsonSchema({"type": "string", "enum": sorted(APPWRITE_PROVIDERS)})]
 Text2048 = Annotated[str, StringConstraints(max_length=2048)]
 
 

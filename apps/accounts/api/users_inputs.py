@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints, WithJsonSchema
 
-from apps.accounts.api.inputs import Email, IdParam, Name, Strict
+from apps.accounts.api.inputs import EMAIL_SCHEMA, Email, IdParam, Name, Strict
+from apps.core.ids import NewId
 
 _PHONE = re.compile(r"^\+[1-9]\d{6,14}$")
 _LABEL = re.compile(r"^[A-Za-z0-9]{1,36}$")
@@ -42,14 +43,17 @@ def _label(value: str) -> str:
     return value
 
 
-Phone = Annotated[str, StringConstraints(max_length=16), AfterValidator(_phone)]
-PhoneOrEmpty = Annotated[str, StringConstraints(max_length=16), AfterValidator(_phone_or_empty)]
-EmailOrEmpty = Annotated[str, StringConstraints(max_length=320), AfterValidator(_email_or_empty)]
+Phone = Annotated[str, StringConstraints(max_length=16), AfterValidator(_phone),
+                  WithJsonSchema({"type": "string", "pattern": _PHONE.pattern})]
+PhoneOrEmpty = Annotated[str, StringConstraints(max_length=16), AfterValidator(_phone_or_empty),
+                         WithJsonSchema({"type": "string", "pattern": rf"^$|{_PHONE.pattern}"})]
+EmailOrEmpty = Annotated[str, StringConstraints(max_length=320), AfterValidator(_email_or_empty), WithJsonSchema(
+    {"type": "string", "maxLength": 320, "anyOf": [{"maxLength": 0}, EMAIL_SCHEMA]})]
 PasswordOrEmpty = Annotated[str, StringConstraints(max_length=256), AfterValidator(_password_or_empty)]
 HashParam = Annotated[str, StringConstraints(min_length=8, max_length=256)]
 Text128 = Annotated[str, StringConstraints(max_length=128)]
 Search = Annotated[str, StringConstraints(max_length=256)]
-Label = Annotated[str, AfterValidator(_label)]
+Label = Annotated[str, AfterValidator(_label), WithJsonSchema({"type": "string", "pattern": _LABEL.pattern})]
 
 
 class UserRef(Strict):
@@ -63,7 +67,7 @@ class UsersList(Strict):
 
 
 class UserCreate(Strict):
-    userId: IdParam
+    userId: NewId
     email: EmailOrEmpty | None = None
     phone: PhoneOrEmpty | None = None
     password: PasswordOrEmpty | None = None
@@ -73,7 +77,7 @@ class UserCreate(Strict):
 class HashedUserCreate(Strict):
     """``POST /users/argon2``, ``/bcrypt``, ``/md5``, ``/phpass``: ``password`` is the hash."""
 
-    userId: IdParam
+    userId: NewId
     email: Email
     password: HashParam
     name: Name = ""

@@ -30,7 +30,11 @@ class Endpoint:
     parameters (path, query and body merged). ``abuse`` names a rule in the abuse app's table.
     ``session_forbidden`` makes the route refuse callers that already hold a session
     (401 ``user_session_already_exists``, contract §3). ``status`` is the success status and
-    ``response`` names the Appwrite response model, for the OpenAPI document.
+    ``response`` names the Appwrite response model, for the OpenAPI document
+    (``"a|b"``: either model). ``multipart``
+    marks an upload route: the document declares its body as ``multipart/form-data``.
+    ``errors`` lists statuses beyond the common ones (400, 401, 403, 404, 503, ...) that the
+    route answers by design, e.g. the 500 of a failed health probe, for the document too.
     """
 
     method: str
@@ -45,6 +49,8 @@ class Endpoint:
     response: str = ""
     summary: str = ""
     aliases: tuple[str, ...] = field(default=())
+    multipart: bool = False
+    errors: tuple[int, ...] = ()
 
     @property
     def needs_project(self) -> bool:
@@ -73,7 +79,9 @@ class Router:
     def match(self, method: str, path: str) -> tuple[Endpoint, dict[str, str]]:
         """The endpoint for ``method path`` and its path parameters.
 
-        ``HEAD`` falls back to ``GET``. Raises 404 ``general_route_not_found``.
+        ``HEAD`` falls back to ``GET``. Raises 404 ``general_route_not_found`` when no route has
+        this path, and 405 ``general_not_implemented`` with an ``Allow`` header (the methods the
+        path has, RFC 9110 section 15.5.6) when the path exists under other methods.
         """
         for m in (method, "GET") if method == "HEAD" else (method,):
             ep = self._static.get((m, path))
@@ -83,10 +91,20 @@ class Router:
                 found = pattern.match(path)
                 if found:
                     return ep, found.groupdict()
-        raise AppwriteError("general_route_not_found")
+        allowed = self.methods_for(path)
+        if not allowed:
+            raise AppwriteError("general_route_not_found")
+        if "GET" in allowed:
+            allowed.append("HEAD")
+        allow = ", ".join(sorted(set(allowed)))
+        raise AppwriteError(
+            "general_not_implemented",
+            f"The method {method} is not allowed on this route. Allowed methods: {allow}.",
+            headers={"Allow": allow},
+        )
 
     def methods_for(self, path: str) -> list[str]:
-        """Methods that have a route at ``path`` (for CORS preflight answers)."""
+        """Methods that have a route at ``path`` (the 405 answer's ``Allow`` header)."""
         out = []
         for (m, p) in self._static:
             if p == path:

@@ -15,7 +15,9 @@ CASES = [
     ("health db", "GET", "/health/db", True, True, 200, None),
     ("health cache", "GET", "/health/cache", True, True, 200, None),
     ("unknown route", "GET", "/nope", True, False, 404, "general_route_not_found"),
-    ("wrong method", "DELETE", "/ping", True, False, 404, "general_route_not_found"),
+    ("wrong method", "DELETE", "/ping", True, False, 405, "general_not_implemented"),
+    ("wrong method, dynamic path", "PATCH", "/storage/buckets/b1", True, True, 405, "general_not_implemented"),
+    ("wrong method, no project", "POST", "/health/version", False, False, 405, "general_not_implemented"),
     ("bare prefix", "GET", "", True, False, 404, "general_route_not_found"),
     ("trailing slash", "GET", "/ping/", True, False, 404, "general_route_not_found"),
     ("openapi is public", "GET", "/openapi.json", False, False, 200, None),
@@ -33,6 +35,26 @@ def test_core_routes(api, name, method, path, with_project, key, status, etype):
         assert set(body) == {"message", "code", "type", "version"}
         assert body["code"] == status
         assert r.headers["Cache-Control"] == "no-cache, no-store, must-revalidate"
+
+
+@pytest.mark.parametrize("method,path,allow", [
+    ("DELETE", "/ping", "GET, HEAD"),
+    ("PATCH", "/storage/buckets/b1", "DELETE, GET, HEAD, PUT"),
+    ("POST", "/locale", "GET, HEAD"),
+])
+def test_wrong_method_names_allowed_methods(api, method, path, allow):
+    r = api.call(method, path, key=True)
+    assert r.status_code == 405
+    assert r.headers["Allow"] == allow
+
+
+def test_wrong_method_on_every_build(server, project):
+    """The ASGI, WSGI and Django-handler builds answer a wrong method alike."""
+    from conftest import Api
+
+    r = Api(server, project).call("PUT", "/locale", key=True)
+    assert r.status_code == 405 and r.json()["type"] == "general_not_implemented"
+    assert r.headers["Allow"] == "GET, HEAD"
 
 
 def test_ping_body(api):

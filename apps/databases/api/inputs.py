@@ -7,16 +7,26 @@ from __future__ import annotations
 from functools import cache
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, create_model
+from pydantic import BaseModel, ConfigDict, StringConstraints, WithJsonSchema, create_model
 
+from apps.core.ids import ID_PATTERN, NewId
 from apps.databases.naming import Naming
+from apps.databases.relations import ON_DELETE
+from apps.databases.relations import TYPES as RELATION_TYPES
 from apps.databases.schema import KINDS, PLAIN_KINDS
+from apps.databases.services.indexes import TYPES as INDEX_TYPES
 
 Id = Annotated[str, StringConstraints(min_length=1, max_length=36)]
 PathId = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 Text = Annotated[str, StringConstraints(max_length=1024)]
 Queries = list[str] | str | None
+# Schema-only annotations (the OpenAPI document): the rules the services check in code.
+Key = Annotated[str, WithJsonSchema({"type": "string", "maxLength": 36, "pattern": ID_PATTERN})]
+
+
+def _one_of(*values: str) -> WithJsonSchema:
+    return WithJsonSchema({"type": "string", "enum": list(values)})
 
 
 class Strict(BaseModel):
@@ -31,6 +41,14 @@ _LIST = {"queries": (Queries, None), "search": (str | None, None), "total": (boo
 _TX = {"transactionId": (str | None, None)}
 
 
+def _one_or_many(naming: Naming) -> type[BaseModel]:
+    """Base of the create-row body: one row (its ID and ``data``) or a list of rows, which the
+    handler checks; the JSON schema (OpenAPI document) states the two forms."""
+    forms = [{"required": [naming.row_id, "data"]}, {"required": [naming.rows]}]
+    return type(f"{naming.row.capitalize()}OneOrMany", (Strict,), {
+        "model_config": ConfigDict(extra="forbid", populate_by_name=True, json_schema_extra={"anyOf": forms})})
+
+
 @cache
 def models(naming: Naming) -> dict[str, type[BaseModel]]:
     """Every input model of one view, by name."""
@@ -40,13 +58,13 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
     tb = {**db, t: (PathId, ...)}
     m = {
         "DatabaseList": _model(f"{prefix}DatabaseList", **_LIST),
-        "DatabaseCreate": _model(f"{prefix}DatabaseCreate", databaseId=(Id, ...), name=(Name, ...),
+        "DatabaseCreate": _model(f"{prefix}DatabaseCreate", databaseId=(NewId, ...), name=(Name, ...),
                                  enabled=(bool, True), description=(Text, "")),
         "DatabaseRef": _model(f"{prefix}DatabaseRef", **db),
         "DatabaseUpdate": _model(f"{prefix}DatabaseUpdate", **db, name=(Name | None, None),
                                  enabled=(bool | None, None), description=(Text | None, None)),
         "TableList": _model(f"{prefix}TableList", **db, **_LIST),
-        "TableCreate": _model(f"{prefix}TableCreate", **db, **{t: (Id, ...)}, name=(Name, ...),
+        "TableCreate": _model(f"{prefix}TableCreate", **db, **{t: (NewId, ...)}, name=(Name, ...),
                               permissions=(list[str] | None, None), **{naming.security: (bool, False)},
                               enabled=(bool, True), **{naming.columns: (list[dict[str, Any]] | None, None)},
                               indexes=(list[dict[str, Any]] | None, None), description=(Text, "")),
@@ -57,14 +75,16 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
                               description=(Text | None, None)),
         "ColumnList": _model(f"{prefix}ColumnList", **tb, queries=(Queries, None), total=(bool, True)),
         "ColumnRef": _model(f"{prefix}ColumnRef", **tb, key=(PathId, ...)),
-        "IndexCreate": _model(f"{prefix}IndexCreate", **tb, key=(str, ...), type=(str, ...),
+        "IndexCreate": _model(f"{prefix}IndexCreate", **tb, key=(Key, ...),
+                              type=(Annotated[str, _one_of(*INDEX_TYPES)], ...),
                               **{naming.index_columns: (list[str], ...)}, orders=(list[str | None] | None, None),
                               lengths=(list[int | None] | None, None), description=(Text | None, None)),
         "RowList": _model(f"{prefix}RowList", **tb, queries=(Queries, None), total=(bool, True),
                           ttl=(float | None, None), **_TX),
-        "RowCreate": _model(f"{prefix}RowCreate", **tb, **{naming.row_id: (str | None, None)},
-                            data=(dict[str, Any] | None, None), permissions=(list[str] | None, None),
-                            **{naming.rows: (list[Any] | None, None)}, **_TX),
+        "RowCreate": create_model(f"{prefix}RowCreate", __base__=_one_or_many(naming),
+                                  **tb, **{naming.row_id: (NewId | None, None)},
+                                  data=(dict[str, Any] | None, None), permissions=(list[str] | None, None),
+                                  **{naming.rows: (list[Any] | None, None)}, **_TX),
         "RowRef": _model(f"{prefix}RowRef", **tb, **{naming.row_id: (PathId, ...)}, **_TX),
         "RowGet": _model(f"{prefix}RowGet", **tb, **{naming.row_id: (PathId, ...)}, queries=(Queries, None), **_TX),
         "RowWrite": _model(f"{prefix}RowWrite", **tb, **{naming.row_id: (PathId, ...)},
@@ -84,8 +104,9 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
     }
     related_id = f"related{naming.table.capitalize()}Id"
     m["RelationshipCreate"] = _model(f"{prefix}RelationshipCreate", **tb, **{related_id: (PathId, ...)},
-                                     type=(str, ...), twoWay=(bool, False), key=(str | None, None),
-                                     twoWayKey=(str | None, None), onDelete=(str, "restrict"),
+                                     type=(Annotated[str, _one_of(*RELATION_TYPES)], ...), twoWay=(bool, False),
+                                     key=(Key | None, None), twoWayKey=(Key | None, None),
+                                     onDelete=(Annotated[str, _one_of(*ON_DELETE)], "restrict"),
                                      description=(Text | None, None))
     m["RelationshipUpdate"] = _model(f"{prefix}RelationshipUpdate", **tb, key=(PathId, ...),
                                      onDelete=(str | None, None), newKey=(str | None, None),
@@ -112,7 +133,7 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
                 extra["encrypt"] = (bool | None, None)
         name = kind.name.capitalize()
         m[f"ColumnCreate.{kind.name}"] = _model(
-            f"{prefix}{name}ColumnCreate", **tb, key=(str, ...), required=(bool, ...), default=(Any, None),
+            f"{prefix}{name}ColumnCreate", **tb, key=(Key, ...), required=(bool, ...), default=(Any, None),
             array=(bool, False), description=(Text | None, None), **extra)
         m[f"ColumnUpdate.{kind.name}"] = _model(
             f"{prefix}{name}ColumnUpdate", **tb, key=(PathId, ...), required=(bool, ...), default=(Any, None),

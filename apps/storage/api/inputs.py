@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 from django.conf import settings
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
+from apps.core.ids import NewId
+
 IdParam = Annotated[str, StringConstraints(min_length=1, max_length=36)]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 Color = Annotated[str, StringConstraints(pattern=r"^#?[0-9a-fA-F]{6}$")]
@@ -48,7 +50,7 @@ class BucketFields(Strict):
 
 
 class BucketCreate(BucketFields):
-    bucketId: IdParam
+    bucketId: NewId
 
 
 class BucketUpdate(BucketFields):
@@ -74,7 +76,7 @@ class FileCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     bucketId: IdParam
-    fileId: IdParam
+    fileId: NewId
     file: Any
     permissions: list[str] | None = None
     folder: Annotated[str, StringConstraints(max_length=255)] = ""

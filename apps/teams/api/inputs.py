@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints, WithJsonSchema
 
 from apps.accounts.api.inputs import IdParam, Name, Strict
 from apps.accounts.api.users_inputs import EmailOrEmpty, PhoneOrEmpty, Search
+from apps.core.ids import NewId
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 MAX_ROLES = 100
@@ -27,9 +28,14 @@ def _id_or_empty(value: str) -> str:
     return value if value == "" else _key(36)(value)
 
 
-TeamRole = Annotated[str, AfterValidator(_key(36))]
-MemberRole = Annotated[str, AfterValidator(_key(81))]
-OptionalId = Annotated[str, AfterValidator(_id_or_empty)]
+def _key_schema(max_length: int) -> WithJsonSchema:
+    return WithJsonSchema({"type": "string", "pattern": rf"^[A-Za-z0-9][A-Za-z0-9._-]{{0,{max_length - 1}}}$"})
+
+
+TeamRole = Annotated[str, AfterValidator(_key(36)), _key_schema(36)]
+MemberRole = Annotated[str, AfterValidator(_key(81)), _key_schema(81)]
+OptionalId = Annotated[str, AfterValidator(_id_or_empty),
+                       WithJsonSchema({"type": "string", "pattern": r"^$|^[A-Za-z0-9][A-Za-z0-9._-]{0,35}$"})]
 
 
 class TeamsList(Strict):
@@ -39,7 +45,7 @@ class TeamsList(Strict):
 
 
 class TeamCreate(Strict):
-    teamId: IdParam
+    teamId: NewId
     name: Name
     roles: Annotated[list[TeamRole], Field(max_length=MAX_ROLES)] = ["owner"]
 

@@ -25,6 +25,8 @@ from tests.deploy.support import NGINX, ROOT, FakeDNS, check_nginx, free_port, s
 pytestmark = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (.ci/run installs nginx-light)")
 
 REPLICAS = ["127.0.0.2", "127.0.0.3"]
+# The compose lb service's client timeouts.
+LB_TIMEOUTS = {"LB_CLIENT_HEADER_TIMEOUT": "30s", "LB_CLIENT_BODY_TIMEOUT": "60s", "LB_KEEPALIVE_TIMEOUT": "65s"}
 
 
 def _upstreams(lb, since: int) -> list[str]:
@@ -50,6 +52,7 @@ def cluster(live_env, django_db_blocker, tmp_path_factory):
         lb = start_nginx("lb-nginx", tmp_path_factory.mktemp("nginx"), {
             "API_HOST": "api.test", "API_PORT": str(port), "LB_RESOLVER": dns.address,
             "LB_RESOLVER_VALID": "1s", "LB_PORT": str(free_port()), "LB_MAX_BODY": str(settings.MAX_REQUEST_BODY),
+            **LB_TIMEOUTS,
         })
         procs.append(lb)
         yield {"lb": lb, "apis": apis, "port": port, "env": env, "dns": dns,
@@ -167,6 +170,7 @@ def test_websocket_upgrade_goes_through(live_env, tmp_path_factory):
         lb = start_nginx("lb-nginx-ws", tmp_path_factory.mktemp("nginx-ws"), {
             "API_HOST": "ws.test", "API_PORT": str(port), "LB_RESOLVER": dns.address,
             "LB_RESOLVER_VALID": "1s", "LB_PORT": str(free_port()), "LB_MAX_BODY": str(settings.MAX_REQUEST_BODY),
+            **LB_TIMEOUTS,
         })
         procs.append(lb)
         with connect(lb.url.replace("http", "ws") + "/v1/realtime?project=x", open_timeout=10) as ws:

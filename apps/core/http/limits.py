@@ -33,7 +33,7 @@ from django.conf import settings
 
 LINE_TOO_LONG = (414, "The request line is too long.")
 TOO_MANY_HEADERS = (431, "The request has too many header fields.")
-HEADERS_TOO_LARGE = (431, "The request's header fields are too large.")
+HEADERS_TOO_LARGE = (431, "The request header fields are too large.")
 HEAD_TIMEOUT = (408, "The request head was not received in time.")
 BODY_TIMEOUT = (408, "The request body was not received in time.")
 BAD_REQUEST = (400, "The request could not be parsed as HTTP/1.1.")

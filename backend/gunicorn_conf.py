@@ -7,7 +7,7 @@
   a request line over ``MAX_REQUEST_LINE`` bytes (414), more than ``MAX_HEADER_COUNT`` fields or
   one field line over ``MAX_HEADER_BYTES`` (431); the total of ``MAX_HEADER_BYTES`` over all
   fields, which gunicorn has no setting for, is checked by the app
-  (:func:`apps.core.http.limits.wsgi_head_limits`). gunicorn buffers at most fields x field size
+  (:func:`apps.core.http.limits.wsgi_limits`). gunicorn buffers at most fields x field size
   bytes of head, so memory stays bounded.
 
 Sync workers have no read timeout of their own: a client that stalls holds a worker until

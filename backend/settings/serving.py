@@ -21,8 +21,10 @@ if RESPONSE_FORMAT and not all(p.isdigit() for p in RESPONSE_FORMAT.split(".")[:
 # Largest request body the /v1 layer buffers, in bytes: one 5 MiB upload chunk plus multipart
 # overhead (contract §9.1). Larger bodies are refused with 413 before they are read.
 MAX_REQUEST_BODY = _env_int("MAX_REQUEST_BODY", 5 * 1024 * 1024 + 256 * 1024, minimum=1024)
+# Largest body that is not multipart (JSON, urlencoded), and the most bytes of form fields (not
+# files) one multipart body may carry: both are held in memory whole. Over it: 413.
 MAX_JSON_BODY = _env_int("MAX_JSON_BODY", 4 * 1024 * 1024, minimum=1024)
-DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_JSON_BODY
 # How ASGI serves /v1: "django" (Django's ASGI handler + the adapter middleware) or "lean"
 # (the lean ASGI adapter, no Django per-request machinery). WSGI always uses the middleware.
 V1_ADAPTER = _env("V1_ADAPTER", "lean").lower()

@@ -14,7 +14,7 @@ Where each is enforced, so that parsing stays bounded in memory and time:
 * gunicorn (the WSGI build): gunicorn's own bounded parser with its limits set from the same
   settings (``backend/gunicorn_conf.py``), its answers rewritten as JSON
   (:mod:`apps.core.http.gunicorn_worker`), and the total-bytes cap, which gunicorn lacks, in
-  :func:`wsgi_head_limits`;
+  :func:`wsgi_limits`;
 * any other ASGI server (daphne, granian): :func:`asgi_head_limits` checks the parsed head,
   so the answer is the same, but the server's own parser bounds the memory.
 
@@ -24,6 +24,7 @@ HTTP status that says what was wrong (RFC 9110 §15.5.15, RFC 6585 §5, RFC 9110
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
 from functools import cache
 from http import HTTPStatus
@@ -116,8 +117,33 @@ def asgi_head_limits(app):
     return limited
 
 
-def wsgi_head_limits(app):
-    """Wrap a WSGI app with the header-bytes cap (gunicorn enforces the count and the line).
+def _wsgi_error(start_response, status: int, message: str, type: str = "general_bad_request") -> list[bytes]:
+    body = error_body(status, message, type)
+    start_response(f"{status} {HTTPStatus(status).phrase}", [
+        ("Content-Type", "application/json"), ("Content-Length", str(len(body))), ("Connection", "close")])
+    return [body]
+
+
+def _spool_chunked(environ) -> bool:
+    """Read a chunked body (no ``Content-Length``; gunicorn decodes the chunks) into a spooled
+    file and give it a ``CONTENT_LENGTH``: Django reads no body without one, so an upload would
+    arrive empty. False when it passes ``MAX_REQUEST_BODY`` (nothing more is read)."""
+    spool = tempfile.SpooledTemporaryFile(max_size=settings.FILE_UPLOAD_MAX_MEMORY_SIZE)
+    size, stream = 0, environ["wsgi.input"]
+    while piece := stream.read(64 * 1024):
+        size += len(piece)
+        if size > settings.MAX_REQUEST_BODY:
+            spool.close()
+            return False
+        spool.write(piece)
+    spool.seek(0)
+    environ["wsgi.input"], environ["CONTENT_LENGTH"] = spool, str(size)
+    return True
+
+
+def wsgi_limits(app):
+    """Wrap a WSGI app with the header-bytes cap (gunicorn enforces the count and the line) and
+    the body cap for chunked bodies (413 ``general_payload_too_large``).
 
     Header bytes are counted from the environ (``HTTP_*``, ``CONTENT_TYPE``, ``CONTENT_LENGTH``):
     names without ``HTTP_``, repeated fields joined, so within a few bytes of the wire count."""
@@ -130,11 +156,10 @@ def wsgi_head_limits(app):
             elif key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
                 size += len(key) + len(value)
         if size > head_limits().header_bytes:
-            status, message = HEADERS_TOO_LARGE
-            body = error_body(status, message)
-            start_response(f"{status} {HTTPStatus(status).phrase}", [
-                ("Content-Type", "application/json"), ("Content-Length", str(len(body))), ("Connection", "close")])
-            return [body]
+            return _wsgi_error(start_response, *HEADERS_TOO_LARGE)
+        if "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower() and not environ.get("CONTENT_LENGTH"):
+            if not _spool_chunked(environ):
+                return _wsgi_error(start_response, 413, "The request body is too large.", "general_payload_too_large")
         return app(environ, start_response)
 
     return limited

@@ -35,7 +35,21 @@ def _parse(raw: bytes, reset: bool, seconds: float) -> RawAnswer:
     for line in lines[1:]:
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        body = _dechunk(body)
     return RawAnswer(int(lines[0].split()[1]), headers, body, reset, seconds)
+
+
+def _dechunk(data: bytes) -> bytes:
+    out = b""
+    while data:
+        size_line, _, rest = data.partition(b"\r\n")
+        size = int(size_line.split(b";")[0] or b"0", 16)
+        if size == 0:
+            break
+        out += rest[:size]
+        data = rest[size + 2:]
+    return out
 
 
 def exchange(port: int, chunks, *, pause: float = 0.0, timeout: float = 20.0) -> RawAnswer:

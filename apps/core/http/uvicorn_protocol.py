@@ -14,7 +14,8 @@ connection (numbers from :func:`apps.core.http.limits.head_limits`):
 * ``SERVER_HEADER_TIMEOUT``: a head must be complete within this time of its first byte;
 * ``SERVER_BODY_TIMEOUT``: a body may go this long without a byte while the server is reading
   it (time the app itself pauses reading does not count);
-* every refusal, and uvicorn's own answer to an unparsable request, is Appwrite's JSON error with
+* every refusal, and uvicorn's own answers to an unparsable request and past
+  ``--limit-concurrency`` (503 ``general_service_unavailable``), are Appwrite's JSON error with
   ``Connection: close`` (:func:`apps.core.http.limits.raw_error`), never a silent close or text.
 
 Selected with ``--http apps.core.http.uvicorn_protocol:LimitedHttpToolsProtocol`` (the launcher
@@ -26,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 
+from uvicorn.protocols.http.flow_control import service_unavailable
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from apps.core.http.limits import (
@@ -35,6 +37,7 @@ from apps.core.http.limits import (
     HEADERS_TOO_LARGE,
     LINE_TOO_LONG,
     TOO_MANY_HEADERS,
+    error_body,
     head_limits,
     raw_error,
 )
@@ -43,6 +46,16 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
 log = logging.getLogger("apps.core.http")
 # Seconds a refused connection keeps reading (and dropping) what its client still sends.
 LINGER_SECONDS = 2.0
+
+
+async def _json_unavailable(scope, receive, send) -> None:
+    """uvicorn's answer past ``--limit-concurrency``, as the API's JSON 503."""
+    body = error_body(503, "The server is at its limit of connections. Please retry shortly.",
+                      "general_service_unavailable")
+    await send({"type": "http.response.start", "status": 503, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"retry-after", b"1"), (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
 
 
 class _Refused(Exception):
@@ -87,6 +100,9 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
     def handle_websocket_upgrade(self) -> None:
         self._cancel_timer()  # the websocket protocol takes the transport over
         super().handle_websocket_upgrade()
+
+    def _start_asgi_task(self, cycle, app) -> None:
+        super()._start_asgi_task(cycle, _json_unavailable if app is service_unavailable else app)
 
     def send_400_response(self, msg: str) -> None:
         """uvicorn's answer to a parser error: a refusal raised in a callback, or a malformed

@@ -97,3 +97,25 @@ def test_header_floods_cost_no_memory(live_env, project):
         assert grown < 8 * 1024, f"peak RSS grew by {grown} KiB"
     finally:
         server.stop()
+
+
+def test_past_the_connection_limit_is_json(live_env, project):
+    """uvicorn's own 503 past --limit-concurrency (open connections count) was plain text."""
+    import socket
+    import sys
+
+    from conftest import free_port
+
+    port = free_port()
+    env = {**live_env, "PORT": str(port), "SERVER_LIMIT_CONCURRENCY": "3"}
+    server = start_server("asgi", env, port=port, command=[sys.executable, "-m", "backend.serve"])
+    held = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+    try:
+        answer = exchange(port, [_head(project.id, [])])
+        assert answer.status == 503 and answer.headers["content-type"] == "application/json", answer
+        assert answer.json()["type"] == "general_service_unavailable"
+    finally:
+        for sock in held:
+            sock.close()
+        server.stop()
+

@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 import requests
 
+from backend.serve import GUNICORN_CONFIG, HTTP_PROTOCOL  # as the launcher passes them
+
 ROOT = Path(__file__).resolve().parent
 # Local peers (NTP, TLS, ClamAV, an HTTP origin, a GeoIP database) and the servers that use them.
 pytest_plugins = ["tests.peers"]
@@ -62,11 +64,12 @@ SERVER_COMMANDS = {
     # rewrite the client address from X-Forwarded-For for peers on 127.0.0.1; TRUSTED_PROXIES
     # (apps/core/http/clientip.py) is the one place that decides whom to believe.
     "asgi": lambda port: [sys.executable, "-m", "uvicorn", "backend.asgi:application", "--host", "127.0.0.1",
-                          "--port", str(port), "--no-access-log", "--loop", "uvloop", "--http", "httptools",
+                          "--port", str(port), "--no-access-log", "--loop", "uvloop", "--http", HTTP_PROTOCOL,
                           "--lifespan", "on", "--timeout-graceful-shutdown", "10", "--no-proxy-headers"],
-    # The WSGI baseline: gunicorn sync workers.
+    # The WSGI baseline: gunicorn sync workers (worker class and head limits from its config module).
     "wsgi": lambda port: [sys.executable, "-m", "gunicorn", "backend.wsgi:application", "--bind",
-                          f"127.0.0.1:{port}", "--workers", "2", "--timeout", "60", "--graceful-timeout", "10"],
+                          f"127.0.0.1:{port}", "--workers", "2", "--timeout", "60", "--graceful-timeout", "10",
+                          "--config", GUNICORN_CONFIG],
 }
 
 

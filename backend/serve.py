@@ -30,6 +30,10 @@ import signal
 import sys
 
 ASGI_APP = "backend.asgi:application"
+# uvicorn's httptools protocol with the head limits and client timeouts (apps.core.http.uvicorn_protocol).
+HTTP_PROTOCOL = "apps.core.http.uvicorn_protocol:LimitedHttpToolsProtocol"
+# gunicorn's worker class and head limits (backend/gunicorn_conf.py).
+GUNICORN_CONFIG = "python:backend.gunicorn_conf"
 WSGI_APP = "backend.wsgi:application"
 
 
@@ -40,7 +44,7 @@ def asgi_command(settings, python: str = sys.executable) -> list[str]:
     limit = settings.SERVER_LIMIT_CONCURRENCY
     if settings.ASGI_SERVER == "uvicorn":
         cmd = [python, "-m", "uvicorn", ASGI_APP, "--host", host, "--port", port,
-               "--loop", "uvloop", "--http", "httptools", "--ws", "websockets-sansio", "--lifespan", "on",
+               "--loop", "uvloop", "--http", HTTP_PROTOCOL, "--ws", "websockets-sansio", "--lifespan", "on",
                "--timeout-graceful-shutdown", grace, "--backlog", str(settings.SERVER_BACKLOG),
                "--no-proxy-headers", "--no-server-header"]
         if limit:
@@ -61,9 +65,10 @@ def asgi_command(settings, python: str = sys.executable) -> list[str]:
 
 
 def wsgi_command(settings, python: str = sys.executable) -> list[str]:
-    """The argv of the WSGI baseline: gunicorn with ``WSGI_WORKERS`` sync workers."""
+    """The argv of the WSGI baseline: gunicorn with ``WSGI_WORKERS`` sync workers (the worker
+    class answering gunicorn's refusals as JSON, and the head limits, from ``GUNICORN_CONFIG``)."""
     cmd = [python, "-m", "gunicorn", WSGI_APP, "--bind", f"{settings.BIND_HOST}:{settings.PORT}",
-           "--worker-class", "sync", "--workers", str(settings.WSGI_WORKERS),
+           "--config", GUNICORN_CONFIG, "--workers", str(settings.WSGI_WORKERS),
            "--timeout", str(settings.WSGI_TIMEOUT), "--graceful-timeout", str(settings.SERVER_GRACEFUL_TIMEOUT),
            "--backlog", str(settings.SERVER_BACKLOG)]
     if settings.SERVER_ACCESS_LOG:

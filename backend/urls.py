@@ -2,7 +2,8 @@
 
 ``v1_router`` is the /v1 route table: each app lists its endpoint declarations in its ``urls.py``;
 reading this list top to bottom shows the whole API. ``urlpatterns`` serves everything else
-through Django: the admin and, with ``DEMO_ENABLED``, the built web demo at ``/demo/``.
+through Django: the admin and, with ``DEMO_ENABLED``, the built web demo at ``/demo/``; any other
+path is a JSON 404 (``handler404``).
 """
 
 from django.conf import settings
@@ -49,6 +50,12 @@ v1_router = Router([
 urlpatterns = [
     path("admin/", admin.site.urls),
 ]
+
+# Paths nothing serves, and Django's own refusals, answer Appwrite's JSON errors; the admin and
+# the demo keep Django's pages (apps.core.http.fallback).
+handler400 = "apps.core.http.fallback.bad_request"
+handler404 = "apps.core.http.fallback.not_found"
+handler500 = "apps.core.http.fallback.server_error"
 
 if settings.DEMO_ENABLED:
     from apps.demo.views import demo_file

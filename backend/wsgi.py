@@ -6,4 +6,7 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
 
-application = get_wsgi_application()
+from apps.core.http.limits import wsgi_limits  # noqa: E402  (needs settings loaded)
+
+# gunicorn bounds the request head (backend/gunicorn_conf.py); the total header bytes are checked here.
+application = wsgi_limits(get_wsgi_application())

@@ -12,6 +12,10 @@ class CoreConfig(AppConfig):
         from apps.core.db.base import use_fast_json
 
         use_fast_json()
+        # Large freed blocks (image previews' pixels) go back to the system (apps.core.runtime).
+        from apps.core.runtime import return_large_blocks
+
+        return_large_blocks()
         # The cyclic GC's first-generation threshold (both builds; gunicorn's --preload master
         # sets it before forking). An ASGI process keeps every in-flight request's objects alive
         # at once, so each collection walks far more of them than a sync worker's; measured on

@@ -64,3 +64,29 @@ async def sleep(mode: str, seconds: float) -> None:
         time.sleep(seconds)
     else:
         await asyncio.sleep(seconds)
+
+
+def return_large_blocks(threshold: int = 1024 * 1024) -> bool:
+    """Make glibc serve allocations of ``threshold`` bytes and more with ``mmap``, so they go
+    back to the system when freed (True when set; other C libraries: False, nothing done).
+
+    Setting ``M_MMAP_THRESHOLD`` also turns off glibc's dynamic threshold, which rises to the
+    size of the largest block freed: after one image preview, Pillow's 16 MB pixel blocks came
+    from the thread's heap and stayed there, and each executor thread kept its own heap, so a
+    process held several renders' peaks at once (about 1.3 GB for ten 40 Mpx previews;
+    ``apps/storage/tests/test_preview_memory.py``). Allocations this large are rare on the
+    request path (spooled bodies are written in pieces)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        mallopt = libc.mallopt if libc is not None else None
+    except (OSError, AttributeError):
+        return False
+    if mallopt is None:
+        return False
+    m_mmap_threshold = -3  # <malloc.h>
+    return bool(mallopt(m_mmap_threshold, threshold))
+

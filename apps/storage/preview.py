@@ -1,19 +1,38 @@
 """Image previews through Pillow (contract §9: width, height, gravity, quality, background,
 output, rotation, opacity, border*). Blocking: call through ``run_blocking``.
 
-Only images of at most ``STORAGE_PREVIEW_MAX_SIZE`` bytes (Appwrite: 10 MB) are transformed;
-decoded images are capped at :data:`MAX_PIXELS` so a small file cannot expand into gigabytes
-(Pillow decompression-bomb guard).
+Only images of at most ``STORAGE_PREVIEW_MAX_SIZE`` bytes (Appwrite: 10 MB) are transformed.
+Memory is bounded three ways (a 40 Mpx image cost ~500 MB per render before):
+
+* images declaring more than ``STORAGE_PREVIEW_MAX_PIXELS`` are refused before any pixel is
+  decoded (Pillow's own bomb guard only raises above twice its limit);
+* only what the output needs is decoded and worked on: JPEG decodes at 1/2, 1/4 or 1/8 scale
+  when the output is that much smaller (``draft``), other images are reduced by an integer
+  factor (``reduce``) right after decoding, before rotation, borders and conversions; and no
+  render works on more than :data:`WORK_MAX_PIXELS` (Appwrite's largest preview, 4000 x 4000): an
+  image larger than that asked at its own size comes back scaled down to it;
+* the renders of one process hold at most ``STORAGE_PREVIEW_PIXEL_BUDGET`` decoded pixels at
+  once (:class:`PixelBudget`); a render waits for its share (one larger than the whole budget
+  runs alone).
+
+Freed pixels go back to the system at once: Pillow allocates them in 16 MB blocks with
+``malloc``, which glibc would otherwise keep in each thread's heap after the first free (its
+dynamic mmap threshold), so a few executor threads held several renders' worth each
+(:func:`apps.core.runtime.return_large_blocks`).
 """
 
 from __future__ import annotations
 
 import io
+import math
+import threading
+from contextlib import contextmanager
 
+from django.conf import settings
 from PIL import Image, ImageOps
 
-MAX_PIXELS = 40_000_000  # decoded pixels of the source image
 MAX_SIDE = 4000  # pixels, for width and height (Appwrite's range 0-4000)
+WORK_MAX_PIXELS = MAX_SIDE * MAX_SIDE
 
 OUTPUTS = {"jpg": ("JPEG", "image/jpeg"), "jpeg": ("JPEG", "image/jpeg"), "png": ("PNG", "image/png"),
            "webp": ("WEBP", "image/webp"), "gif": ("GIF", "image/gif")}
@@ -23,6 +42,39 @@ GRAVITIES = {
     "right": (1, 0.5), "bottom-left": (0, 1), "bottom": (0.5, 1), "bottom-right": (1, 1), "auto": (0.5, 0.5),
 }
 PREVIEWABLE = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp", "image/bmp", "image/tiff"})
+_TRANSPOSED = {5, 6, 7, 8}  # EXIF orientations that swap width and height
+
+
+class PixelBudget:
+    """Decoded pixels the renders of this process may hold at once (thread-safe; a render runs
+    in an executor thread under ASGI, in the worker under WSGI)."""
+
+    def __init__(self, total: int):
+        self.total, self.used = total, 0
+        self._cond = threading.Condition()
+
+    @contextmanager
+    def take(self, pixels: int):
+        """Hold ``pixels`` (at most the whole budget) for the block; waits until they are free."""
+        pixels = min(pixels, self.total)
+        with self._cond:
+            self._cond.wait_for(lambda: self.used == 0 or self.used + pixels <= self.total)
+            self.used += pixels
+        try:
+            yield
+        finally:
+            with self._cond:
+                self.used -= pixels
+                self._cond.notify_all()
+
+
+_budget: list[PixelBudget] = []
+
+
+def _pixel_budget() -> PixelBudget:
+    if not _budget:
+        _budget.append(PixelBudget(settings.STORAGE_PREVIEW_PIXEL_BUDGET))
+    return _budget[0]
 
 
 def _hex_color(value: str) -> tuple[int, int, int]:
@@ -30,26 +82,84 @@ def _hex_color(value: str) -> tuple[int, int, int]:
     return (int(value[0:2], 16), int(value[2:4], 16), int(value[4:6], 16))
 
 
+def _needed(size: tuple[int, int], width: int, height: int) -> tuple[int, int]:
+    """The source size (as displayed) the output needs: the fit's cover size when both sides are
+    given, the aspect-kept size for one, the image's own size for none."""
+    w, h = size
+    if width and height:
+        scale = max(width / w, height / h)
+    elif width or height:
+        scale = width / w if width else height / h
+    else:
+        scale = 1.0
+    return max(1, round(w * scale)), max(1, round(h * scale))
+
+
+def _open(data: bytes, width: int, height: int) -> tuple[Image.Image, int, int, tuple[int, int]]:
+    """The image opened (header read, JPEG draft scale set, nothing decoded), the
+    ``(width, height)`` to ask of the render, and the stored-orientation size it needs.
+
+    A 0/0 request of an image over :data:`WORK_MAX_PIXELS` gets the width of the image reduced by
+    the smallest integer factor that fits (a JPEG decodes straight at that scale)."""
+    max_pixels = settings.STORAGE_PREVIEW_MAX_PIXELS
+    Image.MAX_IMAGE_PIXELS = max(max_pixels, WORK_MAX_PIXELS)
+    img = Image.open(io.BytesIO(data))
+    # Pillow only raises DecompressionBombError above twice MAX_IMAGE_PIXELS (a warning below):
+    # check the declared size before decoding anything.
+    if img.width * img.height > max_pixels:
+        raise Image.DecompressionBombError(f"{img.width}x{img.height} is more than {max_pixels} pixels")
+    swapped = img.getexif().get(0x0112, 1) in _TRANSPOSED
+    shown = (img.height, img.width) if swapped else img.size
+    if not (width or height) and shown[0] * shown[1] > WORK_MAX_PIXELS:
+        factor = math.ceil(math.sqrt(shown[0] * shown[1] / WORK_MAX_PIXELS))
+        width = shown[0] // factor
+    need = _needed(shown, width, height)
+    if swapped:
+        need = (need[1], need[0])
+    if img.format == "JPEG":
+        img.draft(None, need)  # decode at the smallest 1/2^n scale still >= need
+    return img, width, height, need
+
+
+def _load_reduced(img: Image.Image, need: tuple[int, int]) -> Image.Image:
+    """Decode ``img`` and reduce it by the largest integer factor that keeps it >= ``need``."""
+    img.load()
+    factor = min(img.width // need[0], img.height // need[1])
+    if factor >= 2:
+        if img.mode in ("1", "P") or img.mode.startswith("I;16"):  # modes reduce() refuses
+            img = _normalise_mode(img)
+        img = img.reduce(factor)  # keeps img.info (EXIF orientation, transparency)
+    return img
+
+
 def render(data: bytes, source_mime: str, *, width: int = 0, height: int = 0, gravity: str = "center",
            quality: int = -1, output: str = "", background: str = "", rotation: int = 0,
            opacity: float = 1.0, border_width: int = 0, border_color: str = "") -> tuple[bytes, str]:
     """The transformed image as ``(bytes, MIME type)``.
 
-    ``width``/``height`` of 0 keep the aspect ratio from the other side (both 0: original size);
-    both set crop to fill with ``gravity``. ``quality`` -1 keeps the encoder default. ``output``
-    empty keeps the source format (jpeg for formats Pillow cannot write back). Raises
-    ``ValueError`` for undecodable or oversized images.
+    ``width``/``height`` of 0 keep the aspect ratio from the other side (both 0: original size,
+    reduced below :data:`WORK_MAX_PIXELS`); both set crop to fill with ``gravity``. ``quality`` -1
+    keeps the encoder default. ``output`` empty keeps the source format (jpeg for formats Pillow
+    cannot write back). Raises ``ValueError`` for undecodable or oversized images.
+
+    The render holds, from decoding to encoding, its share of the process's pixel budget: the
+    decoded pixels plus the output's (twice for a rotation, which expands the canvas).
     """
-    Image.MAX_IMAGE_PIXELS = MAX_PIXELS
     try:
-        img = Image.open(io.BytesIO(data))
-        # Pillow only raises DecompressionBombError above twice MAX_IMAGE_PIXELS (a warning
-        # below): check the declared size before decoding anything.
-        if img.width * img.height > MAX_PIXELS:
-            raise Image.DecompressionBombError(f"{img.width}x{img.height} is more than {MAX_PIXELS} pixels")
-        img.load()
+        img, width, height, need = _open(data, width, height)
+        out = width * height if width and height else need[0] * need[1]
+        with _pixel_budget().take(img.width * img.height + out * (2 if rotation else 1)):
+            # No name here may keep the decoded image: _transform drops each stage as it goes.
+            held = [img]
+            del img
+            return _transform(_load_reduced(held.pop(), need), source_mime, width, height, gravity, quality,
+                              output, background, rotation, opacity, border_width, border_color)
     except (Image.DecompressionBombError, OSError, SyntaxError) as exc:
         raise ValueError(str(exc)) from None
+
+
+def _transform(img, source_mime, width, height, gravity, quality, output, background, rotation, opacity,
+               border_width, border_color) -> tuple[bytes, str]:
     img = _normalise_mode(ImageOps.exif_transpose(img))
     out_key = output or _FROM_MIME.get(source_mime, "jpg")
     fmt, out_mime = OUTPUTS[out_key]
@@ -60,7 +170,8 @@ def render(data: bytes, source_mime: str, *, width: int = 0, height: int = 0, gr
     elif width or height:
         w = width or max(1, round(img.width * height / img.height))
         h = height or max(1, round(img.height * width / img.width))
-        img = img.resize((w, h), Image.Resampling.LANCZOS)
+        if (w, h) != img.size:
+            img = img.resize((w, h), Image.Resampling.LANCZOS)
 
     if opacity < 1.0:
         img = img.convert("RGBA")
@@ -84,10 +195,7 @@ def render(data: bytes, source_mime: str, *, width: int = 0, height: int = 0, gr
     params = {}
     if quality >= 0 and fmt in ("JPEG", "WEBP"):
         params["quality"] = max(1, min(100, quality))
-    try:
-        img.save(buf, format=fmt, **params)
-    except OSError as exc:  # pragma: no cover - every mode is RGB/RGBA by now
-        raise ValueError(str(exc)) from None
+    img.save(buf, format=fmt, **params)  # an OSError here becomes render's ValueError
     return buf.getvalue(), out_mime
 
 

@@ -21,8 +21,10 @@ if RESPONSE_FORMAT and not all(p.isdigit() for p in RESPONSE_FORMAT.split(".")[:
 # Largest request body the /v1 layer buffers, in bytes: one 5 MiB upload chunk plus multipart
 # overhead (contract §9.1). Larger bodies are refused with 413 before they are read.
 MAX_REQUEST_BODY = _env_int("MAX_REQUEST_BODY", 5 * 1024 * 1024 + 256 * 1024, minimum=1024)
+# Largest body that is not multipart (JSON, urlencoded), and the most bytes of form fields (not
+# files) one multipart body may carry: both are held in memory whole. Over it: 413.
 MAX_JSON_BODY = _env_int("MAX_JSON_BODY", 4 * 1024 * 1024, minimum=1024)
-DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_JSON_BODY
 # How ASGI serves /v1: "django" (Django's ASGI handler + the adapter middleware) or "lean"
 # (the lean ASGI adapter, no Django per-request machinery). WSGI always uses the middleware.
 V1_ADAPTER = _env("V1_ADAPTER", "lean").lower()
@@ -32,6 +34,24 @@ if V1_ADAPTER not in {"django", "lean"}:
 # held in memory (Django's ASGI body spool and multipart upload handlers), so eight concurrent
 # 5 MiB upload chunks cost disk, not RSS (README "Storage", memory test).
 FILE_UPLOAD_MAX_MEMORY_SIZE = _env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 1024 * 1024, minimum=1024)
+# Request heads (apps.core.http.limits; README "Request limits and timeouts"). Both builds refuse,
+# with a JSON error, a request line over MAX_REQUEST_LINE bytes (414), more than
+# MAX_HEADER_COUNT header fields or more than MAX_HEADER_BYTES bytes of header names and values
+# (431). Defaults: nginx's 8 KiB request-line buffer and 4 x 8 KiB header buffers, and
+# gunicorn's 100 fields. gunicorn cannot take a request line over 8190 bytes.
+MAX_REQUEST_LINE = _env_int("MAX_REQUEST_LINE", 8190, minimum=256)
+if MAX_REQUEST_LINE > 8190:
+    raise ImproperlyConfigured(f"MAX_REQUEST_LINE is at most 8190 (gunicorn's ceiling), got {MAX_REQUEST_LINE}")
+MAX_HEADER_COUNT = _env_int("MAX_HEADER_COUNT", 100, minimum=8)
+MAX_HEADER_BYTES = _env_int("MAX_HEADER_BYTES", 32 * 1024, minimum=1024)
+# Client timeouts of the ASGI build under uvicorn (apps.core.http.uvicorn_protocol), in seconds:
+# a request head must arrive within SERVER_HEADER_TIMEOUT of its first byte, a body may go
+# SERVER_BODY_TIMEOUT without a byte (both answered 408 and closed; nginx's client_header_timeout
+# and client_body_timeout), and a connection without a request in progress is closed after
+# SERVER_IDLE_TIMEOUT (before its first request too; uvicorn's keep-alive default).
+SERVER_HEADER_TIMEOUT = _env_float("SERVER_HEADER_TIMEOUT", 30.0, positive=True)
+SERVER_BODY_TIMEOUT = _env_float("SERVER_BODY_TIMEOUT", 60.0, positive=True)
+SERVER_IDLE_TIMEOUT = _env_float("SERVER_IDLE_TIMEOUT", 5.0, positive=True)
 # Peers whose X-Forwarded-For is believed (the load balancer), as IPs or CIDR networks.
 TRUSTED_PROXIES = _env_list("TRUSTED_PROXIES", [])
 

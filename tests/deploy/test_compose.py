@@ -157,7 +157,8 @@ def test_lb_renders_the_repo_template():
     env = lb["environment"]
     used = compose_vars(NGINX_TEMPLATE.read_text())
     templated = {v for v in used if re.search(env["NGINX_ENVSUBST_FILTER"], v)}
-    assert templated == {"API_HOST", "API_PORT", "LB_PORT", "LB_RESOLVER", "LB_RESOLVER_VALID", "LB_MAX_BODY"}
+    assert templated == {"API_HOST", "API_PORT", "LB_PORT", "LB_RESOLVER", "LB_RESOLVER_VALID", "LB_MAX_BODY",
+                         "LB_CLIENT_HEADER_TIMEOUT", "LB_CLIENT_BODY_TIMEOUT", "LB_KEEPALIVE_TIMEOUT"}
     assert templated <= set(env)
     assert env["API_HOST"] == "api" and env["LB_RESOLVER"] == "127.0.0.11"  # Docker's embedded DNS
     # nginx's cap equals the app's (see the template): larger would turn the app's 413 into a 502.

@@ -25,6 +25,8 @@ from tests.deploy.support import NGINX, ROOT, FakeDNS, check_nginx, free_port, s
 pytestmark = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (.ci/run installs nginx-light)")
 
 REPLICAS = ["127.0.0.2", "127.0.0.3"]
+# The compose lb service's client timeouts.
+LB_TIMEOUTS = {"LB_CLIENT_HEADER_TIMEOUT": "30s", "LB_CLIENT_BODY_TIMEOUT": "60s", "LB_KEEPALIVE_TIMEOUT": "65s"}
 
 
 def _upstreams(lb, since: int) -> list[str]:
@@ -50,6 +52,7 @@ def cluster(live_env, django_db_blocker, tmp_path_factory):
         lb = start_nginx("lb-nginx", tmp_path_factory.mktemp("nginx"), {
             "API_HOST": "api.test", "API_PORT": str(port), "LB_RESOLVER": dns.address,
             "LB_RESOLVER_VALID": "1s", "LB_PORT": str(free_port()), "LB_MAX_BODY": str(settings.MAX_REQUEST_BODY),
+            **LB_TIMEOUTS,
         })
         procs.append(lb)
         yield {"lb": lb, "apis": apis, "port": port, "env": env, "dns": dns,
@@ -93,8 +96,10 @@ def test_body_over_the_cap_gets_413_json(cluster):
         assert r.status_code == 413, (size, r.text)
         assert r.json() == {"message": "The request body is too large.", "code": 413,
                             "type": "general_payload_too_large", "version": settings.APPWRITE_VERSION}
-    # A body of exactly the cap passes nginx and reaches the app (which rejects it as bad JSON).
-    r = requests.post(lb.url + "/v1/account", data=b"x" * settings.MAX_REQUEST_BODY, headers=headers, timeout=30)
+    # A body of exactly the cap passes nginx and reaches the app, which finds no parameters in it
+    # (multipart: a JSON body that large would be over MAX_JSON_BODY, the app's own 413).
+    multipart = {**headers, "Content-Type": "multipart/form-data; boundary=B"}
+    r = requests.post(lb.url + "/v1/account", data=b"x" * settings.MAX_REQUEST_BODY, headers=multipart, timeout=30)
     assert r.status_code == 400, r.text
     assert r.json()["code"] == 400
 
@@ -167,6 +172,7 @@ def test_websocket_upgrade_goes_through(live_env, tmp_path_factory):
         lb = start_nginx("lb-nginx-ws", tmp_path_factory.mktemp("nginx-ws"), {
             "API_HOST": "ws.test", "API_PORT": str(port), "LB_RESOLVER": dns.address,
             "LB_RESOLVER_VALID": "1s", "LB_PORT": str(free_port()), "LB_MAX_BODY": str(settings.MAX_REQUEST_BODY),
+            **LB_TIMEOUTS,
         })
         procs.append(lb)
         with connect(lb.url.replace("http", "ws") + "/v1/realtime?project=x", open_timeout=10) as ws:

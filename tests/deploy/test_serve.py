@@ -43,7 +43,7 @@ def _settings(**over) -> SimpleNamespace:
 @pytest.mark.parametrize("server,expected", [
     ("uvicorn", ["-m uvicorn backend.asgi:application", "--host 0.0.0.0 --port 8000", "--lifespan on",
                  "--timeout-graceful-shutdown 20", "--limit-concurrency 1000", "--backlog 2048", "--no-proxy-headers",
-                 "--loop uvloop", "--http httptools", "--no-access-log"]),
+                 "--loop uvloop", "--http apps.core.http.uvicorn_protocol:LimitedHttpToolsProtocol", "--no-access-log"]),
     ("granian", ["-m granian --interface asgi", "--workers 1", "--workers-kill-timeout 20", "--backpressure 1000",
                  "--backlog 2048", "--loop uvloop", "--ws", "backend.asgi:application"]),
     ("daphne", ["-m backend.serve_daphne"]),
@@ -61,7 +61,7 @@ def test_limit_zero_means_unlimited():
 
 def test_wsgi_command():
     line = " ".join(serve.wsgi_command(_settings(), python="python"))
-    assert "-m gunicorn backend.wsgi:application --bind 0.0.0.0:8000 --worker-class sync --workers 4" in line
+    assert "-m gunicorn backend.wsgi:application --bind 0.0.0.0:8000 --config python:backend.gunicorn_conf --workers 4" in line
     assert "--timeout 30 --graceful-timeout 20" in line
 
 

@@ -17,6 +17,7 @@ from django.conf import settings
 
 from apps.core.db import close_databases
 from apps.core.errors import CATALOGUE
+from apps.core.http.limits import asgi_head_limits
 from apps.core.kv import close_kv
 
 log = logging.getLogger("apps.core.http")
@@ -161,13 +162,19 @@ async def _lifespan(receive, send) -> None:
 def build_application(django_app, websocket_app=None):
     """The process's ASGI app: http -> capped Django app (or, with ``V1_ADAPTER=lean``, /v1
     straight to the lean adapter), websocket -> ``websocket_app``. /v1 requests on either path
-    pass the admission limit (``API_MAX_IN_FLIGHT``) first."""
+    pass the admission limit (``API_MAX_IN_FLIGHT``) first; every HTTP request the head limits
+    (:mod:`apps.core.http.limits`) before that."""
     http_app = body_limit(django_app, settings.MAX_REQUEST_BODY)
     v1_app = admission_limit(http_app, settings.API_MAX_IN_FLIGHT)
     if settings.V1_ADAPTER == "lean":
         from apps.core.http.lean_asgi import serve_v1
 
         v1_app = admission_limit(body_limit(serve_v1, settings.MAX_REQUEST_BODY), settings.API_MAX_IN_FLIGHT)
+
+    # The head caps for every ASGI server (under uvicorn the protocol has already enforced them
+    # while the head arrived; daphne and granian bound its memory themselves).
+    http_app = asgi_head_limits(http_app)
+    v1_app = asgi_head_limits(v1_app)
 
     async def application(scope, receive, send):
         kind = scope["type"]

@@ -18,7 +18,7 @@ from apps.core.errors import AppwriteError
 from apps.core.http import pipeline
 from apps.core.http.clientip import client_ip
 from apps.core.http.context import RequestContext, Response, UploadedPart
-from apps.core.http.params import parse_query
+from apps.core.http.params import body_error, parse_query
 from apps.core.runtime import ASYNC, SYNC, run_sync
 
 PREFIX = "/v1/"
@@ -72,14 +72,16 @@ def _context(request, mode: str) -> tuple[RequestContext, Response | None]:
     ctx.client_ip = client_ip(peer, headers.get("x-forwarded-for"))
     try:
         ctx.query = parse_query(request.META.get("QUERY_STRING", ""))
+        if mode == ASYNC and not request.META.get("CONTENT_LENGTH"):
+            _measure_chunked_body(request)
         length = int(request.META.get("CONTENT_LENGTH") or 0)
         if length > settings.MAX_REQUEST_BODY:
             raise AppwriteError("general_payload_too_large")
         if request.content_type == "multipart/form-data":
             try:
                 post, files = request.POST, request.FILES
-            except Exception:
-                raise AppwriteError("general_bad_request", "The multipart body could not be parsed.") from None
+            except Exception as exc:
+                raise body_error(exc) from None
             ctx.form = [(k, v) for k, values in post.lists() for v in values]
             ctx.files = {
                 name: UploadedPart(f.name or "", f.content_type or "", f.size, f.file)
@@ -91,11 +93,23 @@ def _context(request, mode: str) -> tuple[RequestContext, Response | None]:
         return ctx, pipeline.error_response(err)
     except RawPostDataException:
         return ctx, pipeline.error_response(AppwriteError("general_bad_request"))
-    except Exception as exc:  # RequestDataTooBig, TooManyFieldsSent, bad Content-Length...
-        kind = type(exc).__name__
-        err = "general_payload_too_large" if kind == "RequestDataTooBig" else "general_bad_request"
-        return ctx, pipeline.error_response(AppwriteError(err))
+    except Exception as exc:  # RequestDataTooBig, bad Content-Length...
+        return ctx, pipeline.error_response(body_error(exc))
     return ctx, None
+
+
+def _measure_chunked_body(request) -> None:
+    """Give a body sent without ``Content-Length`` (chunked) its length. Django's ASGI handler
+    has read it whole (within the outer cap) into the request's stream, but its parsers read
+    ``CONTENT_LENGTH`` bytes, none when it is missing, so an upload would arrive empty. (The
+    WSGI build does the same in ``apps.core.http.limits.wsgi_limits``.)"""
+    stream = getattr(request, "_stream", None)
+    if stream is None or not hasattr(stream, "seek"):
+        return
+    size = stream.seek(0, 2)
+    stream.seek(0)
+    if size:
+        request.META["CONTENT_LENGTH"] = str(size)
 
 
 def _to_django(response: Response, mode: str):

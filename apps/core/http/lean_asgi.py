@@ -15,14 +15,14 @@ import tempfile
 
 from django.conf import settings
 from django.core.files.uploadhandler import MemoryFileUploadHandler, TemporaryFileUploadHandler
-from django.http.multipartparser import MultiPartParser, MultiPartParserError
+from django.http.multipartparser import MultiPartParser
 from django.utils.http import http_date
 
 from apps.core.errors import AppwriteError
 from apps.core.http import pipeline
 from apps.core.http.clientip import client_ip
 from apps.core.http.context import RequestContext, Response, ShortBody, UploadedPart
-from apps.core.http.params import parse_query
+from apps.core.http.params import body_error, parse_query
 from apps.core.runtime import ASYNC
 
 log = logging.getLogger("apps.core.http")
@@ -65,8 +65,8 @@ def _parse_multipart(ctx: RequestContext, body, size: int) -> None:
     handlers = [MemoryFileUploadHandler(), TemporaryFileUploadHandler()]
     try:
         post, files = MultiPartParser(meta, body, handlers, "utf-8").parse()
-    except (MultiPartParserError, ValueError):
-        raise AppwriteError("general_bad_request", "The multipart body could not be parsed.") from None
+    except Exception as exc:  # MultiPartParserError, SuspiciousOperation (too many/large), ValueError...
+        raise body_error(exc) from None
     ctx.form = [(k, v) for k, values in post.lists() for v in values]
     ctx.files = {name: UploadedPart(f.name or "", f.content_type or "", f.size, f.file) for name, f in files.items()}
 
@@ -230,6 +230,8 @@ async def serve_v1(scope, receive, send) -> None:
                 raise AppwriteError("general_payload_too_large")
             if ctx.content_type.split(";", 1)[0].strip().lower() == "multipart/form-data":
                 _parse_multipart(ctx, body, size)
+            elif size > settings.MAX_JSON_BODY:
+                raise AppwriteError("general_payload_too_large", "The request's parameters are too large.")
             else:
                 ctx.body = body.read()
     except AppwriteError as err:

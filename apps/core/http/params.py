@@ -92,6 +92,23 @@ def _finish(out: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.to_list() if isinstance(v, _IndexedList) else v) for k, v in out.items()}
 
 
+def body_error(exc: Exception) -> AppwriteError:
+    """The API error for an exception raised while Django parsed a request body (its
+    ``MultiPartParser``, ``request.POST``/``request.body``): 413 ``general_payload_too_large``
+    when the fields pass ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (``MAX_JSON_BODY``), 400
+    ``general_argument_invalid`` for more than ``DATA_UPLOAD_MAX_NUMBER_FIELDS`` fields or
+    ``DATA_UPLOAD_MAX_NUMBER_FILES`` files, 400 ``general_bad_request`` for anything else
+    (no or a bad boundary, a malformed part, a bad ``Content-Length``)."""
+    kind = type(exc).__name__
+    if kind == "RequestDataTooBig":
+        return AppwriteError("general_payload_too_large", "The request's parameters are too large.")
+    if kind == "TooManyFieldsSent":
+        return AppwriteError("general_argument_invalid", "The request has too many parameters.")
+    if kind == "TooManyFilesSent":
+        return AppwriteError("general_argument_invalid", "The request has too many files.")
+    return AppwriteError("general_bad_request", "The multipart body could not be parsed.")
+
+
 def parse_json_body(body: bytes) -> dict[str, Any]:
     """A JSON object body. Raises 400 ``general_bad_request`` for anything else."""
     try:

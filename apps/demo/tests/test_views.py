@@ -103,7 +103,8 @@ def test_live_server_serves_the_demo_when_enabled(live_env, dist):
         assert script.headers["Content-Type"] == "text/javascript; charset=utf-8"
         bare = requests.get(server.url + "/demo", allow_redirects=False, timeout=10)
         assert bare.status_code == 302 and bare.headers["Location"] == "/demo/"
-        assert requests.get(server.url + "/demo/nope.js", timeout=10).status_code == 404
+        missing = requests.get(server.url + "/demo/nope.js", timeout=10)
+        assert missing.status_code == 404 and missing.headers["Content-Type"].startswith("text/html")  # the demo's own
         # The API still answers beside it.
         assert requests.get(server.endpoint + "/health/version", timeout=10).json()["version"]
     finally:

@@ -18,9 +18,9 @@ from apps.storage import backends, mime, preview
 from apps.storage.api.files import readable_file
 from apps.storage.streaming import etag_matches, file_response
 
-# Renders at once per ASGI process. A 40-Mpx image (a ~130 KB PNG) takes ~500 MB while it is
-# rotated and converted: unbounded, a few concurrent previews with distinct parameters (no ETag
-# hit) grew one process by gigabytes. WSGI workers render one request at a time anyway.
+# Renders at once per ASGI process (executor threads they may occupy); their memory is bounded
+# inside apps.storage.preview (decoded-pixel budget, draft/reduce). WSGI workers render one
+# request at a time anyway.
 PREVIEW_CONCURRENCY = 2
 _render_gate: list[asyncio.Semaphore] = []
 

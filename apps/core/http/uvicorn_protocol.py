@@ -1,0 +1,210 @@
+"""uvicorn's httptools protocol with bounded request heads, client timeouts and JSON refusals.
+
+uvicorn 0.54 with httptools has no limit on a request head (a client may send megabytes of
+headers, all buffered) and no timeout for a client that stalls before or inside a request: the
+connection and its buffers are held for as long as the client likes. This subclass adds, per
+connection (numbers from :func:`apps.core.http.limits.head_limits`):
+
+* the head caps, checked as the parser delivers the target and each header field; a field still
+  being received is bounded by counting the bytes read while the head is incomplete
+  (``head_buffer``). That guard counts whole reads, so a head sharing one read with a large
+  tail of the previous, pipelined request may be refused early (clients do not pipeline bodies);
+* ``SERVER_IDLE_TIMEOUT``: a connection with no request in progress, before its first request
+  as after a response, is closed (uvicorn's keep-alive timer, armed on connect as well);
+* ``SERVER_HEADER_TIMEOUT``: a head must be complete within this time of its first byte;
+* ``SERVER_BODY_TIMEOUT``: a body may go this long without a byte while the server is reading
+  it (time the app itself pauses reading does not count);
+* every refusal, and uvicorn's own answers to an unparsable request and past
+  ``--limit-concurrency`` (503 ``general_service_unavailable``), are Appwrite's JSON error with
+  ``Connection: close`` (:func:`apps.core.http.limits.raw_error`), never a silent close or text.
+
+Selected with ``--http apps.core.http.uvicorn_protocol:LimitedHttpToolsProtocol`` (the launcher
+and the test servers pass it).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from uvicorn.protocols.http.flow_control import service_unavailable
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from apps.core.http.limits import (
+    BAD_REQUEST,
+    BODY_TIMEOUT,
+    HEAD_TIMEOUT,
+    HEADERS_TOO_LARGE,
+    LINE_TOO_LONG,
+    TOO_MANY_HEADERS,
+    error_body,
+    head_limits,
+    raw_error,
+)
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
+log = logging.getLogger("apps.core.http")
+# Seconds a refused connection keeps reading (and dropping) what its client still sends.
+LINGER_SECONDS = 2.0
+
+
+async def _json_unavailable(scope, receive, send) -> None:
+    """uvicorn's answer past ``--limit-concurrency``, as the API's JSON 503."""
+    body = error_body(503, "The server is at its limit of connections. Please retry shortly.",
+                      "general_service_unavailable")
+    await send({"type": "http.response.start", "status": 503, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"retry-after", b"1"), (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class _Refused(Exception):
+    """Raised inside a parser callback to stop parsing; the refusal is on the protocol."""
+
+
+class LimitedHttpToolsProtocol(HttpToolsProtocol):
+    """See the module docstring. State added per connection: the refusal being sent, the bytes
+    and header bytes of the head in progress, and one timer for the head or the body."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.limits = head_limits()
+        self.timeout_keep_alive = self.limits.idle_timeout
+        self._refusal: tuple[int, str] | None = None
+        self._in_head = False
+        self._head_bytes = 0
+        self._header_bytes = 0
+        self._timer = None
+        self._last_read = 0.0
+
+    # --- connection --------------------------------------------------------------------------
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        # Idle before the first request: the same timer uvicorn arms after each response.
+        self.timeout_keep_alive_task = self.loop.call_later(self.timeout_keep_alive, self.timeout_keep_alive_handler)
+
+    def connection_lost(self, exc) -> None:
+        self._cancel_timer()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._refusal is not None:
+            return
+        self._last_read = self.loop.time()
+        super().data_received(data)
+        if self._in_head and self._refusal is None and not self.transport.is_closing():
+            self._head_bytes += len(data)
+            if self._head_bytes > self.limits.head_buffer:
+                self._refuse(*HEADERS_TOO_LARGE)
+
+    def handle_websocket_upgrade(self) -> None:
+        self._cancel_timer()  # the websocket protocol takes the transport over
+        super().handle_websocket_upgrade()
+
+    def _start_asgi_task(self, cycle, app) -> None:
+        super()._start_asgi_task(cycle, _json_unavailable if app is service_unavailable else app)
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to a parser error: a refusal raised in a callback, or a malformed
+        request (bad framing, invalid characters, conflicting lengths)."""
+        if self._refusal is None:
+            log.info("unparsable request from %s: %s", self.client, msg)
+        self._refuse(*(self._refusal or BAD_REQUEST))
+
+    # --- parser callbacks --------------------------------------------------------------------
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._in_head, self._head_bytes, self._header_bytes = True, 0, 0
+        self._arm(self.limits.header_timeout, self._head_timed_out)
+
+    def on_url(self, url: bytes) -> None:
+        super().on_url(url)
+        if len(self.url) > self.limits.request_line:
+            self._stop(LINE_TOO_LONG)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if len(self.headers) >= self.limits.header_count:
+            self._stop(TOO_MANY_HEADERS)
+        self._header_bytes += len(name) + len(value)
+        if self._header_bytes > self.limits.header_bytes:
+            self._stop(HEADERS_TOO_LARGE)
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        self._cancel_timer()
+        super().on_headers_complete()
+        # Cancelled by on_message_complete when there is no body (or it came with the head).
+        self._arm(self.limits.body_timeout, self._body_check)
+
+    def on_message_complete(self) -> None:
+        self._cancel_timer()
+        super().on_message_complete()
+
+    # --- helpers -----------------------------------------------------------------------------
+    def _stop(self, refusal: tuple[int, str]) -> None:
+        self._refusal = refusal
+        raise _Refused(refusal[1])
+
+    def _refuse(self, status: int, message: str) -> None:
+        """Answer ``status`` with the JSON error (unless a response is already under way on this
+        connection: then only close) and close the connection."""
+        self._refusal = (status, message)
+        self._cancel_timer()
+        self._in_head = False
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            started = cycle.response_started
+            cycle.disconnected = True  # the app's later sends are dropped, its receive() ends
+            cycle.message_event.set()
+        else:
+            started = False
+        if self.transport.is_closing():
+            return
+        if started or not self.transport.can_write_eof():
+            self.transport.close()
+            return
+        # Closing a socket with unread bytes makes the kernel reset the connection, which may
+        # discard the answer before the client reads it: send it with FIN, read and drop what
+        # the client still sends for LINGER_SECONDS, then close (as gunicorn and nginx do).
+        self.flow.resume_reading()
+        self.transport.write(raw_error(status, message))
+        self.transport.write_eof()
+        self._timer = self.loop.call_later(LINGER_SECONDS, self.transport.close)
+
+    def _arm(self, delay: float, callback) -> None:
+        self._cancel_timer()
+        self._timer = self.loop.call_later(delay, callback)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _head_timed_out(self) -> None:
+        self._timer = None
+        if self.transport.is_closing():
+            return
+        if self.cycle is not None and not self.cycle.response_complete:
+            # A pipelined head behind a response still being sent: its time starts after that.
+            self._arm(self.limits.header_timeout, self._head_timed_out)
+            return
+        log.info("request head from %s not complete after %g s (SERVER_HEADER_TIMEOUT)",
+                 self.client, self.limits.header_timeout)
+        self._refuse(*HEAD_TIMEOUT)
+
+    def _body_check(self) -> None:
+        self._timer = None
+        if self.transport.is_closing() or self.cycle is None or not self.cycle.more_body:
+            return
+        quiet = self.loop.time() - self._last_read
+        if self.flow.read_paused:
+            # Reading is paused while the app has not taken what arrived: not the client's
+            # stall, and the client's time starts again when reading resumes.
+            self._last_read = self.loop.time()
+            quiet = 0.0
+        if quiet < self.limits.body_timeout:
+            self._arm(self.limits.body_timeout - quiet, self._body_check)
+            return
+        log.info("request body from %s stalled for %g s (SERVER_BODY_TIMEOUT)", self.client, quiet)
+        self._refuse(*BODY_TIMEOUT)

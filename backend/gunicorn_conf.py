@@ -1,0 +1,28 @@
+"""gunicorn settings of the WSGI build, read from ``backend.settings`` at gunicorn's start
+(``gunicorn --config python:backend.gunicorn_conf``; the launcher and the test servers pass it).
+
+* ``worker_class``: gunicorn's sync worker answering its own refusals as JSON
+  (:mod:`apps.core.http.gunicorn_worker`);
+* request-head limits (README "Request limits and timeouts"): gunicorn's bounded parser refuses
+  a request line over ``MAX_REQUEST_LINE`` bytes (414), more than ``MAX_HEADER_COUNT`` fields or
+  one field line over ``MAX_HEADER_BYTES`` (431); the total of ``MAX_HEADER_BYTES`` over all
+  fields, which gunicorn has no setting for, is checked by the app
+  (:func:`apps.core.http.limits.wsgi_limits`). gunicorn buffers at most fields x field size
+  bytes of head, so memory stays bounded.
+
+Sync workers have no read timeout of their own: a client that stalls holds a worker until
+gunicorn's ``--timeout`` restarts it. The deployment puts nginx (the ``lb`` template) in front,
+which buffers whole requests; see README "Request limits and timeouts".
+"""
+
+import os
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
+
+from django.conf import settings  # noqa: E402
+
+worker_class = "apps.core.http.gunicorn_worker.JsonErrorSyncWorker"
+limit_request_line = settings.MAX_REQUEST_LINE
+limit_request_fields = settings.MAX_HEADER_COUNT
+# One field line is "name: value\r\n": the cap on names plus values, plus its separators.
+limit_request_field_size = settings.MAX_HEADER_BYTES + 4

@@ -156,7 +156,9 @@ def cpu_list(spec: str) -> list[int]:
     """The CPUs of a taskset list such as ``0``, ``0-3`` or ``0,2-3``; ValueError if malformed."""
     out: list[int] = []
     for part in spec.split(","):
-        lo, _, hi = part.strip().partition("-")
+        lo, sep, hi = part.strip().partition("-")
+        if sep and not hi:
+            raise ValueError(f"bad CPU list {spec!r}")
         out.extend(range(int(lo), int(hi or lo) + 1))
     if not out or len(set(out)) != len(out):
         raise ValueError(f"bad CPU list {spec!r}")

@@ -81,6 +81,11 @@ def parse_args(argv=None) -> argparse.Namespace:
             p.error("--preset round2 reports medians of alternating rounds: --rounds must be >= 3")
     elif args.stages:
         p.error("--stages needs --preset")
+    else:
+        peer = [n for n in args.scenarios.split(",") if n in SCENARIOS and SCENARIOS[n].peer]
+        if peer:
+            p.error(f"{', '.join(peer)}: peer scenarios need their seeded table; run them with "
+                    "--preset round2 --stages c,d")
     if args.smoke:
         args.vus, args.duration, args.rounds, args.warmup = 5, "2s", 1, "0"
         if args.scenarios == DEFAULT:

@@ -7,31 +7,16 @@ scenario by ``sweep.wsgi_best`` (most req/s at 0 % errors in every round).
 
 from __future__ import annotations
 
-import statistics
 from pathlib import Path
 
+from loadtests.runner.report import _fmt as _f
+from loadtests.runner.report import _median as _med
+from loadtests.runner.report import _ratio_text as _ratio
 from loadtests.runner.report import machine
 from loadtests.runner.sweep import ratios_vs, wsgi_best
 
 # A published figure quoted beside the CRUD cycle at 1,000 VUs (measured elsewhere, on other hardware).
 PUBLISHED_CRUD = {"rps": 7924, "failures": 0, "p95_ms": 2.3}
-
-
-def _med(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
-
-
-def _f(v, digits=1):
-    if v is None:
-        return "–"
-    return f"{v:,.{digits}f}" if isinstance(v, float) else f"{v:,}"
-
-
-def _ratio(values) -> str:
-    if not values:
-        return "–"
-    return f"{statistics.median(values):.2f}× ({min(values):.2f}–{max(values):.2f})"
 
 
 def _runs(rows, stage, scenario, build, vus=None, model="closed"):
@@ -51,7 +36,8 @@ def sweep_section(rows, stage: str, info: dict) -> list[str]:
     head = ["scenario", *builds, "wsgi-best"]
     out = [f"### Stage {stage}: {info['title']}", "",
            f"{vus} VUs, closed model, {info['duration']} per run, {info['rounds']} rounds. req/s (median); "
-           "errors % in brackets when not 0.", "",
+           "in brackets the highest errors % of any round, when not 0 (such a configuration cannot be "
+           "wsgi-best).", "",
            "| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     ratio_lines = ["", "| scenario | wsgi-best | asgi ÷ wsgi-best (req/s) | asgi-django ÷ wsgi-best | "
                    "asgi ÷ wsgi (3 sync) | CPU ms/req asgi / wsgi-best | p95 ms asgi / wsgi-best |",
@@ -59,7 +45,8 @@ def sweep_section(rows, stage: str, info: dict) -> list[str]:
     for s in info["scenarios"]:
         cells = []
         for b in builds:
-            rps, err = cell(rows, stage, s, b, "rps", vus), cell(rows, stage, s, b, "error_pct", vus)
+            rps = cell(rows, stage, s, b, "rps", vus)
+            err = max([r["error_pct"] for r in _runs(rows, stage, s, b, vus)], default=0)
             cells.append(_f(rps) + (f" ({err:.2f} %)" if err else ""))
         best = wsgi_best(rows, s, stage, vus) if wsgi else None
         best_txt = f"{best}: {_f(cell(rows, stage, s, best, 'rps', vus))}" if best else "none at 0 % errors"

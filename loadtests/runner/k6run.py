@@ -124,6 +124,7 @@ def parse_summary(path: Path) -> dict:
         "p99_ms": round(_metric(data, "http_req_duration", "p(99)"), 1),
         "max_ms": round(_metric(data, "http_req_duration", "max"), 1),
         "failed": int(_metric(data, "http_req_failed", "passes")),
+        "check_fails": int(_metric(data, "checks", "fails")),
         "rate_limited": int(_metric(data, "rate_limited", "count")),
         "unavailable_503": int(_metric(data, "unavailable_503", "count")),
         "no_response": int(_metric(data, "no_response", "count")),

@@ -161,7 +161,8 @@ def render(meta: dict, rows: list[dict], mach: dict | None = None) -> str:
     a = meta["args"]
     lines = ["# Load tests, round 2", "", f"Command: `{meta['command']}`", "",
              f"Machine: {m.get('nproc')} CPUs ({m.get('cpu', '?')}), {m.get('memory', '?')} RAM, load average at "
-             f"report time {' '.join(m.get('loadavg', []))}. Python {m.get('python')}, k6 {m.get('k6')}.", "",
+             f"report time {' '.join(m.get('loadavg', []))}. Python {m.get('python')}, Django {m.get('django')}, uvicorn "
+             f"{m.get('uvicorn')}, gunicorn {m.get('gunicorn')}, psycopg {m.get('psycopg')}, k6 {m.get('k6')}.", "",
              f"Servers pinned to CPU {a['server_cpus']} ({a['cores']} core(s)), k6 to CPU {a['k6_cpus'] or 'any'}; "
              "PostgreSQL and Redis unpinned. Each run starts a fresh server and warms it up; build order "
              "alternates between rounds.", "",

@@ -36,7 +36,7 @@ class Stage:
 
 
 STAGES: dict[str, Stage] = {s.key: s for s in [
-    Stage("a", "WSGI sweep, 500 VUs (closed model)",
+    Stage("a", "WSGI sweep (closed model)",
           ("ping", "login", "read", "mix", "insert100", "wait", "cpu", "download", "txn", "related"),
           "main", (500,), "30s"),
     Stage("b", "open model: highest arrival rate with p95 < 200 ms and < 1 % errors",

@@ -109,12 +109,15 @@ def test_plan_lists_every_stage_with_builds_and_durations():
     assert "10 VUs x 60s x 9 runs; 1000 VUs x 60s x 9 runs" in out  # crud: 3 builds x 3 rounds
     assert "500 VUs x 5m x 8 runs" in out  # Appwrite's method: once per build (asgi, asgi-django, 6 WSGI)
     assert "total ~" in out and " h " in out
+    assert out.rstrip().endswith("run it with: .venv/bin/python loadtests/run.py --preset round2 "
+                                 "--server-cpus 0-1 --k6-cpus 2-3 --label round2")
 
 
 def test_plan_of_one_stage_lists_only_it():
     out = _plan("--stages", "c")
     assert "stage c:" in out and "stage a:" not in out and "stage f:" not in out
     assert "100 VUs x 30s x 27 runs" in out  # 3 scenarios x 3 builds x 3 rounds
+    assert "--preset round2 --stages c --server-cpus 0 --k6-cpus 1 --label round2-c" in out
 
 
 def test_plan_needs_the_preset():

@@ -84,7 +84,7 @@ def estimate_s(stage: Stage, builds: list[str], rounds: int, smoke: bool = False
     total = 0.0
     if smoke:  # one server per build, 2 s runs
         runs = sum(c for _v, _d, c in stage_runs(stage, builds, rounds, smoke))
-        return len(builds) * START_S + runs * (2 + K6_S)
+        return len(builds) * START_S + runs * 3
     for _vus, dur, count in stage_runs(stage, builds, rounds, smoke):
         per = seconds(dur) + START_S + K6_S + (0 if stage.model == "open" or smoke else WARMUP_S)
         total += count * per
@@ -106,12 +106,14 @@ def plan_text(args, sweep: list[str], peers: list[str]) -> str:
              f"WSGI sweep: {', '.join(sweep)}", ""]
     total = SETUP_S + estimate_seed_s(500 if not args.smoke else 5)
     lines.append(f"setup: database, project, key, seeding users/rows/files ~{_hm(total)}")
+    peers_setup = False
     for key in args.stages:
         st = STAGES[key]
         names = build_names(st, sweep, peers)
         est = estimate_s(st, names, rounds, args.smoke)
-        if st.builds == "peers":
-            est += 60  # PocketBase and the embedded database: create, migrate, seed
+        if st.builds == "peers" and not peers_setup:
+            est += 60  # once: PocketBase and the embedded database (create, migrate, seed)
+            peers_setup = True
         total += est
         runs = stage_runs(st, names, rounds, args.smoke)
         what = "; ".join(f"{v} VUs x {d} x {c} {'steps (at most)' if st.model == 'open' else 'runs'}"
@@ -120,5 +122,26 @@ def plan_text(args, sweep: list[str], peers: list[str]) -> str:
                   f"  scenarios: {', '.join(st.scenarios)}",
                   f"  builds: {', '.join(names)}",
                   f"  {what}"]
-    lines += ["", f"total ~{_hm(total)} (estimate: measured time + ~{START_S + K6_S + WARMUP_S:.0f} s per run)"]
+    lines += ["", f"total ~{_hm(total)} (estimate: measured time + ~{START_S + K6_S + WARMUP_S:.0f} s per run)",
+              "", "run it with: " + run_command(args)]
     return "\n".join(lines)
+
+
+def run_command(args) -> str:
+    """The command that runs what this plan describes (``--plan`` dropped)."""
+    from loadtests.runner.cli import RESULTS
+
+    cmd = [".venv/bin/python", "loadtests/run.py", "--preset", "round2"]
+    if list(args.stages) != list(STAGES):
+        cmd += ["--stages", ",".join(args.stages)]
+    cmd += ["--server-cpus", args.server_cpus, "--k6-cpus", args.k6_cpus or "''"]
+    if args.rounds != 3:
+        cmd += ["--rounds", str(args.rounds)]
+    if args.gthread_workers != 2 * args.cores + 1:
+        cmd += ["--gthread-workers", str(args.gthread_workers)]
+    if args.smoke:
+        cmd.append("--smoke")
+    if args.results_given and args.results_dir != str(RESULTS):
+        cmd += ["--results-dir", args.results_dir]
+    cmd += ["--label", args.label or "round2" + ("-" + "".join(args.stages) if list(args.stages) != list(STAGES) else "")]
+    return " ".join(cmd)

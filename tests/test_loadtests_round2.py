@@ -145,6 +145,7 @@ def test_report_open_model_peers_crud_and_appwrite_method(canned):
     assert "| 1000 | asgi-pg | 400.0 | 11 |" in md
     assert "| 1000 | published figure (other hardware, not measured here) | 7,924 | 0 |" in md
     assert "| asgi | 1,400.0 | 14,000 | 99.99 | 1.0 | 2.0 | 3.0 | 4.0 | 9.0 |" in md
+    assert "asgi ÷ wsgi-best (wsgi), req/s: 2.33× (one run each, no spread)." in md
 
 
 def test_report_files_and_charts_are_written(canned, tmp_path):

@@ -149,6 +149,12 @@ def appwrite_section(rows, stage: str, info: dict) -> list[str]:
             out.append(f"| {b} | {_f(r['rps'])} | {r['requests']:,} | {100 - r['error_pct']:.2f} | {r['p50_ms']} | "
                        f"{r.get('p90_ms', '–')} | {r['p95_ms']} | {r['p99_ms']} | {r.get('max_ms', '–')} | "
                        f"{_f(r.get('cpu_ms_per_req'), 3)} |")
+    best = wsgi_best(rows, "mix", stage)
+    if best:
+        for b in ("asgi", "asgi-django"):
+            ratio = ratios_vs(rows, "mix", b, best, stage)
+            if ratio:
+                out += ["", f"{b} ÷ wsgi-best ({best}), req/s: {ratio[0]:.2f}× (one run each, no spread)."]
     return out + [""]
 
 

@@ -88,9 +88,11 @@ def main(argv=None) -> int:
     out = results_folder(args, dt.datetime.now(dt.UTC).strftime("%Y-%m-%d-%H%M"))
     (out / "summaries").mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="loadtests-"))
+    bench = Bench(args, out, work)
     try:
-        return _run(args, argv, out, work)
+        return _run(bench, argv)
     finally:
+        bench.stop_current()  # never leave a server behind, also when a stage failed
         if args.smoke and not args.target_url:
             drop_database(args)
             shutil.rmtree(work, ignore_errors=True)
@@ -99,8 +101,8 @@ def main(argv=None) -> int:
             shutil.rmtree(args.results_dir, ignore_errors=True)
 
 
-def _run(args, argv, out: Path, work: Path) -> int:
-    bench = Bench(args, out, work)
+def _run(bench: Bench, argv) -> int:
+    args, out, work = bench.args, bench.out, bench.work
     builds = [BUILDS[b] for b in args.builds.split(",") if b]
     if args.abuse_overhead and "asgi-noabuse" not in [b.name for b in builds]:
         builds.append(BUILDS["asgi-noabuse"])

@@ -40,6 +40,7 @@ def setup_peers(bench: Bench, builds: dict, key: str) -> None:
     """PocketBase, the embedded SQLite database and the PostgreSQL table, each seeded with the
     same rows (``peers.py``); each server is stopped again (runs start their own)."""
     a, work = bench.args, bench.work
+    bench.stop_current()  # a server kept from the previous stage (smoke) holds the port
     rows = peers.peer_rows()
     pb = builds["pocketbase"]
     bench.fill["pocketbase"] = peers.pocketbase_fill(work)
@@ -116,3 +117,4 @@ def _open_stage(bench: Bench, st: Stage, todo, asgi, key, seed_file, rounds: int
             closed = bench.run_one(sc, asgi, rnd, key, seed_file, stage=st.key, vus=vus, duration=step)
             bench.open_search(sc, asgi, key, seed_file, stage=st.key, rnd=rnd, p95_ms=st.p95_ms,
                               steps=2 if a.smoke else OPEN_STEPS, start=0.5 * closed["iterations_per_s"])
+    bench.stop_current()

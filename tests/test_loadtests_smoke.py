@@ -51,6 +51,31 @@ def test_smoke_runs_every_available_scenario_on_both_builds(tmp_path):
             assert (out / "summaries" / f"{name}-{build}-r1.json").exists()
 
 
+def test_round2_smoke_runs_the_peers_and_leaves_no_database(tmp_path):
+    """Stages c and d of the round2 preset: PocketBase, the embedded and the PostgreSQL build get
+    the same table and rows, and every peer script runs against each without a failed request
+    (a failed check would mean a script speaks one side wrongly, e.g. a list not giving 10 rows)."""
+    admin, database = _admin_url()
+    redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+    cmd = [sys.executable, "loadtests/run.py", "--preset", "round2", "--smoke", "--stages", "c,d", "--results-dir",
+           str(tmp_path), "--pg-url", admin, "--database", database, "--redis-url", redis_url, "--port", str(free_port())]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=400)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        left = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
+        conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert left is None, "the smoke run left its database behind"
+    (out,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    results = json.loads((out / "results.json").read_text())
+    for scenario in ("peer-read", "peer-list", "peer-create", "crud"):
+        for build in ("pocketbase", "asgi-embedded", "asgi-pg"):
+            (row,) = [r for r in results["rows"] if r["scenario"] == scenario and r["build"] == build]
+            assert row["requests"] > 0 and row["failed"] == row["check_fails"] == 0, (scenario, build, row)
+            assert row["cpu_ms_per_req"] is not None
+    assert "| 5 | pocketbase |" in (out / "report.md").read_text()
+    assert (out / "chart-peers.png").read_bytes()[:4] == b"\x89PNG"
+
+
 _ROUTES = ("import django, os; os.environ['DJANGO_SETTINGS_MODULE']='backend.settings'; django.setup(); "
            "from django.conf import settings; from backend.urls import v1_router as r; "
            "print('loadtests.benchapp' in settings.INSTALLED_APPS, any(e.path.startswith('/bench/') for e in r.endpoints))")

@@ -42,6 +42,9 @@ class Build:
     env: dict[str, str] = field(default_factory=dict)
     asgi: bool = True  # serves websockets (realtime)
     only_scenarios: tuple[str, ...] = ()  # empty = every scenario
+    family: str = ""  # "wsgi" for the WSGI sweep (wsgi-best picks among these), "peer" for PocketBase
+    health: str = "/v1/health/version"  # answers 200 once the server is up
+    unset: tuple[str, ...] = ()  # variables removed from the environment (the embedded build: no DATABASE_URL)
 
 
 UVICORN = (PY, "-m", "uvicorn", "backend.asgi:application", "--host", "127.0.0.1", "--port", "{port}",
@@ -59,7 +62,7 @@ BUILDS: dict[str, Build] = {b.name: b for b in [
     # V1Middleware adapter (a per-request thread context, signals through sync_to_async).
     Build("asgi-django", "ASGI: uvicorn, 1 process, Django's ASGI handler (naive)", UVICORN,
           {"V1_ADAPTER": "django"}),
-    Build("wsgi", "WSGI: gunicorn, 3 sync workers", GUNICORN, asgi=False),
+    Build("wsgi", "WSGI: gunicorn, 3 sync workers", GUNICORN, asgi=False, family="wsgi"),
     # Abuse overhead (issue 5): the ASGI build with rate limiting switched off.
     Build("asgi-noabuse", "ASGI: uvicorn, ABUSE_ENABLED=false", UVICORN, {"ABUSE_ENABLED": "false"},
           only_scenarios=("create",)),
@@ -114,10 +117,18 @@ class Server:
                 self.proc.wait()
 
 
-def start_server(build: Build, port: int, env: dict[str, str], cpus: str, log: Path, wait: float = 60) -> Server:
-    """Start ``build`` pinned to ``cpus``; wait until /v1/health/version answers."""
-    cmd = ["taskset", "-c", cpus, *(part.replace("{port}", str(port)) for part in build.command)]
+def start_server(build: Build, port: int, env: dict[str, str], cpus: str, log: Path, wait: float = 60,
+                 fill: dict[str, str] | None = None) -> Server:
+    """Start ``build`` pinned to ``cpus``; wait until its health path answers 200.
+
+    ``{port}`` and every ``{name}`` of ``fill`` in the command are replaced; the variables in
+    ``build.unset`` are removed from the environment. Raises RuntimeError if it exits or does
+    not answer within ``wait`` seconds."""
+    fill = {"port": str(port), **(fill or {})}
+    cmd = ["taskset", "-c", cpus, *(_fill(part, fill) for part in build.command)]
     full_env = {**os.environ, **env, **build.env, "PYTHONUNBUFFERED": "1"}
+    for name in build.unset:
+        full_env.pop(name, None)
     proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     server = Server(build, port, proc, log)
     deadline = time.monotonic() + wait
@@ -125,7 +136,7 @@ def start_server(build: Build, port: int, env: dict[str, str], cpus: str, log: P
         if proc.poll() is not None:
             raise RuntimeError(f"{build.name} exited early:\n{log.read_text()[-2000:]}")
         try:
-            with urllib.request.urlopen(server.url + "/v1/health/version", timeout=1) as r:
+            with urllib.request.urlopen(server.url + build.health, timeout=1) as r:
                 if r.status == 200:
                     return server
         except OSError:
@@ -133,6 +144,25 @@ def start_server(build: Build, port: int, env: dict[str, str], cpus: str, log: P
         time.sleep(0.2)
     server.stop()
     raise RuntimeError(f"{build.name} did not start:\n{log.read_text()[-2000:]}")
+
+
+def _fill(part: str, values: dict[str, str]) -> str:
+    for name, value in values.items():
+        part = part.replace("{" + name + "}", value)
+    return part
+
+
+def cpu_list(spec: str) -> list[int]:
+    """The CPUs of a taskset list such as ``0``, ``0-3`` or ``0,2-3``; ValueError if malformed."""
+    out: list[int] = []
+    for part in spec.split(","):
+        lo, sep, hi = part.strip().partition("-")
+        if sep and not hi:
+            raise ValueError(f"bad CPU list {spec!r}")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    if not out or len(set(out)) != len(out):
+        raise ValueError(f"bad CPU list {spec!r}")
+    return out
 
 
 # --- /proc accounting -------------------------------------------------------------------------

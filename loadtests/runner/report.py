@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from loadtests.runner.k6run import k6_binary
+from loadtests.runner.sweep import ratios_vs
 
 # Targets for the record (issue 8); reported as distance, never tuned for.
 TARGETS = {"mix": 1.85, "wait": 20.0}
@@ -52,16 +53,7 @@ def _cell(rows, scenario, build, key):
 
 def ratios(rows, scenario, num, den, key="rps", invert=False):
     """Per-round ratios num/den of ``key`` (den/num if ``invert``), for rounds where both ran."""
-    out = []
-    by = {(r["build"], r["round"]): r for r in _closed(rows) if r["scenario"] == scenario}
-    for (build, rnd), r in by.items():
-        other = by.get((den, rnd))
-        if build != num or other is None:
-            continue
-        a, b = r.get(key), other.get(key)
-        if a and b:
-            out.append(b / a if invert else a / b)
-    return out
+    return ratios_vs(rows, scenario, num, den, key=key, invert=invert)
 
 
 def _ratio_text(values):

@@ -13,6 +13,7 @@ class Scenario:
     asgi_only: bool = False
     script: str = ""
     open_model: bool = True  # part of the --open-model step search
+    peer: bool = False  # speaks lib/peer.js: runs against PocketBase and our builds alike (guests, open rules)
 
     @property
     def js(self) -> str:
@@ -36,6 +37,14 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("create", ("rows",), "POST one row with a session (rate-limited route; abuse overhead)"),
     Scenario("txn", ("rows", "transactions"), "transaction: create, stage 5 row creates, commit (session)"),
     Scenario("related", ("rows", "relationships"), "GET a row with its 10 related rows through select (session)"),
+    # Peer scenarios (lib/peer.js): the same requests against PocketBase and our builds, as a guest,
+    # on a table/collection with open rules, a text column and an indexed number column.
+    Scenario("peer-read", (), "guest GET one row by id", open_model=False, peer=True),
+    Scenario("peer-list", (), "guest list of 10 rows by a range filter on the indexed number (no total)",
+             open_model=False, peer=True),
+    Scenario("peer-create", (), "guest create of one row (text + number)", open_model=False, peer=True),
+    Scenario("crud", (), "guest create, read, update, delete of one row per iteration, no think time",
+             open_model=False, peer=True),
 ]}
 
 DEFAULT = "ping,login,read,mix,insert100,wait,cpu,download,realtime,txn,related"

@@ -241,3 +241,9 @@ def seed(client: Client, url: str, users: int, big_mb: int, log=print) -> dict:
         _seed_files(client, big_mb)
         log(f"seeded bucket and a {big_mb} MB file")
     return out
+
+
+def estimate_seed_s(users: int) -> float:
+    """Rough seconds to seed ``users`` users with sessions, their rows and the big file (for --plan):
+    argon2id hashing twice per user dominates."""
+    return 20 + 0.06 * users

@@ -1,0 +1,108 @@
+"""The runner's command line: options, presets and the checks made before anything starts."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from loadtests.runner.builds import BUILDS, ROOT, cpu_list
+from loadtests.runner.scenarios import DEFAULT, SCENARIOS
+
+RESULTS = ROOT / "loadtests" / "results"
+PRESETS = ("round2",)
+
+
+def _options(p: argparse.ArgumentParser) -> None:
+    a = p.add_argument
+    a("--scenarios", default=DEFAULT, help=f"comma-separated (default {DEFAULT}; also: account, create)")
+    a("--builds", default="asgi,asgi-django,wsgi", help=f"comma-separated rows of the builds table: {', '.join(BUILDS)}")
+    a("--duration", default="60s", help="closed-model run length per scenario and build (Appwrite used 5m)")
+    a("--vus", type=int, default=500, help="closed-model virtual users (constant-vus)")
+    a("--rounds", type=int, default=3, help="alternating rounds (ASGI,WSGI then WSGI,ASGI ...)")
+    a("--warmup", default="3s", help="warm-up run before each measurement (0 = none)")
+    a("--open-model", action="store_true", help="also step-search each build's highest open-model rate")
+    a("--open-p95-ms", type=float, default=500.0, help="open model: a step passes if p95 < this (ms), with < 1%% errors")
+    a("--open-steps", type=int, default=5, help="open model: at most this many steps per build and scenario")
+    a("--open-duration", default="15s", help="open model: length of one step")
+    a("--abuse-overhead", action="store_true", help="also run `create` with abuse on vs ABUSE_ENABLED=false")
+    a("--smoke", action="store_true", help="CI smoke: 5 VUs, 2 s, one round, every scenario; leaves no folder "
+      "or database behind unless --results-dir is given")
+    a("--preset", choices=PRESETS, default="", help="round2: the WSGI sweep, open model, PocketBase peers, the "
+      "seeds' cases and Appwrite's method, in stages (see --plan)")
+    a("--stages", default="", help="with --preset: comma-separated stage letters to run (default: all)")
+    a("--plan", action="store_true", help="print what the run would do and how long it takes, then stop")
+    a("--gthread-workers", type=int, default=0, help="WSGI sweep: gunicorn gthread workers (default 2 x cores + 1)")
+    a("--label", default="", help="results folder suffix (default: the mode)")
+    a("--results-dir", default="", help=f"where the results folder goes (default {RESULTS.relative_to(ROOT)})")
+    a("--server-cpus", default="0", help="taskset CPU list for the server")
+    a("--k6-cpus", default="1", help="taskset CPU list for k6 ('' = unpinned)")
+    a("--pg-url", default="postgres://postgres@127.0.0.1:5432/postgres", help="admin URL of the PostgreSQL server")
+    a("--database", default="bench_lt", help="benchmark database name (created and migrated)")
+    a("--fresh", action="store_true", help="drop and recreate the benchmark database first")
+    a("--redis-url", default="redis://127.0.0.1:6379/8")
+    a("--users", type=int, default=0, help="seeded users (default: one per VU)")
+    a("--big-file-mb", type=int, default=20)
+    a("--port", type=int, default=18431)
+    a("--target-url", default="", help="run against an external server (no server metrics); needs --project, --key")
+    a("--project", default="bench")
+    a("--key", default="")
+    a("--server-env", action="append", default=[], metavar="NAME=VALUE",
+      help="extra environment for every build's server (repeatable; for A/B runs of a setting)")
+    a("--seed-only", action="store_true", help="seed, write seed.json into the results folder, stop")
+    a("--report-only", default="", metavar="DIR", help="rewrite DIR's report and charts from DIR/results.json")
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    """The parsed options; exits with status 2 (argparse's usage error) on a malformed or
+    contradictory combination, before any service is touched."""
+    p = argparse.ArgumentParser(description="Load tests: the builds of this server under k6 (loadtests/README.md).")
+    _options(p)
+    args = p.parse_args(argv)
+    args.results_given = bool(args.results_dir)
+    args.results_dir = args.results_dir or str(RESULTS)
+    try:
+        args.cores = len(cpu_list(args.server_cpus))
+    except ValueError:
+        p.error(f"--server-cpus takes a taskset CPU list such as 0 or 0-3, got {args.server_cpus!r}")
+    if args.gthread_workers < 0:
+        p.error("--gthread-workers must be >= 1")
+    args.gthread_workers = args.gthread_workers or 2 * args.cores + 1
+    if args.preset:
+        from loadtests.runner.round2 import STAGES
+
+        chosen = [s.strip() for s in args.stages.split(",") if s.strip()] or list(STAGES)
+        unknown = [s for s in chosen if s not in STAGES]
+        if unknown:
+            p.error(f"--stages: unknown stage(s) {', '.join(unknown)}; known: {','.join(STAGES)}")
+        args.stages = [s for s in STAGES if s in chosen]
+        if args.target_url or args.seed_only:
+            p.error("--preset starts its own servers: it takes neither --target-url nor --seed-only")
+        if args.rounds < 3 and not args.smoke:
+            p.error("--preset round2 reports medians of alternating rounds: --rounds must be >= 3")
+    elif args.stages:
+        p.error("--stages needs --preset")
+    else:
+        peer = [n for n in args.scenarios.split(",") if n in SCENARIOS and SCENARIOS[n].peer]
+        if peer:
+            p.error(f"{', '.join(peer)}: peer scenarios need their seeded table; run them with "
+                    "--preset round2 --stages c,d")
+    if args.smoke:
+        args.vus, args.duration, args.rounds, args.warmup = 5, "2s", 1, "0"
+        if args.scenarios == DEFAULT:
+            args.scenarios = ",".join(n for n, s in SCENARIOS.items() if n != "account" and not s.peer)
+        args.big_file_mb = min(args.big_file_mb, 6)
+        args.open_steps, args.open_duration = min(args.open_steps, 2), "2s"
+    if args.target_url and not args.key:
+        p.error("--target-url needs --project and --key")
+    for item in args.server_env:
+        if "=" not in item or not item.split("=", 1)[0]:
+            p.error(f"--server-env takes NAME=VALUE, got {item!r}")
+    return args
+
+
+def results_folder(args, stamp: str) -> Path:
+    """``<results dir>/<stamp>-<label>``; the label defaults to the mode."""
+    label = args.label or args.preset or ("smoke" if args.smoke else "external" if args.target_url else "comparison")
+    if args.smoke and args.preset and not args.label:
+        label = f"{args.preset}-smoke"
+    return Path(args.results_dir) / f"{stamp}-{label}"

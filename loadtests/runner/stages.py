@@ -1,0 +1,120 @@
+"""Running the stages of ``--preset round2`` (what each stage is: ``round2.py``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from loadtests.runner import peers
+from loadtests.runner import seed as seeding
+from loadtests.runner.bench import Bench, log
+from loadtests.runner.builds import BUILDS
+from loadtests.runner.round2 import OPEN_STEPS, STAGES, Stage, build_names
+from loadtests.runner.scenarios import SCENARIOS, plan
+from loadtests.runner.sweep import wsgi_sweep
+
+
+def all_builds(args) -> dict:
+    """Every build round2 may start, by name."""
+    out = {b.name: b for b in (BUILDS["asgi"], BUILDS["asgi-django"])}
+    out.update({b.name: b for b in wsgi_sweep(args.cores, args.gthread_workers)})
+    out.update({b.name: b for b in peers.peer_builds(args.cores)})
+    return out
+
+
+def sweep_names(args) -> list[str]:
+    return [b.name for b in wsgi_sweep(args.cores, args.gthread_workers)]
+
+
+def peer_names(args) -> list[str]:
+    return [b.name for b in peers.peer_builds(args.cores)]
+
+
+def _shape(stage: Stage, smoke: bool) -> tuple[tuple[int, ...], str, int | None]:
+    if smoke:
+        return (5,), "2s", 1
+    return stage.vus, stage.duration, stage.rounds or None
+
+
+def setup_peers(bench: Bench, builds: dict, key: str) -> None:
+    """PocketBase, the embedded SQLite database and the PostgreSQL table, each seeded with the
+    same rows (``peers.py``); each server is stopped again (runs start their own)."""
+    a, work = bench.args, bench.work
+    bench.stop_current()  # a server kept from the previous stage (smoke) holds the port
+    rows = peers.peer_rows()
+    pb = builds["pocketbase"]
+    bench.fill["pocketbase"] = peers.pocketbase_fill(work)
+    peers.pocketbase_superuser(Path(bench.fill["pocketbase"]["pbdir"]))
+    server = bench.start(pb, "pocketbase-seed")
+    try:
+        peers.seed_pocketbase(server.url, rows)
+    finally:
+        server.stop()
+    log(f"PocketBase {peers.pocketbase_version()}: collection {peers.TABLE_ID} with {len(rows)} rows")
+
+    embedded = builds["asgi-embedded"]
+    bench.build_env["asgi-embedded"] = peers.embedded_env(work)
+    env = {**os.environ, **bench.server_env, **embedded.env, **bench.build_env["asgi-embedded"]}
+    for name in embedded.unset:
+        env.pop(name, None)
+    peers.prepare_embedded(env)
+    emb_key = seeding.create_project(env, a.project)
+    for name, k in (("asgi-embedded", emb_key), ("asgi-pg", key)):
+        server = bench.start(builds[name], f"{name}-seed")
+        try:
+            peers.seed_ours(seeding.Client(server.url, a.project, k), rows)
+        finally:
+            server.stop()
+        log(f"{name}: table {peers.TABLE_ID} with {len(rows)} rows")
+    for b in peers.peer_builds(a.cores):
+        bench.k6_extra[b.name] = peers.peer_k6_env(b)
+
+
+def run_round2(bench: Bench, key: str, seed_file: Path, features: dict) -> dict:
+    """Run ``args.stages`` in order; returns what the report needs to know about them."""
+    a = bench.args
+    builds = all_builds(a)
+    sweep, peer = sweep_names(a), peer_names(a)
+    done: dict[str, dict] = {}
+    peers_ready = False
+    for key_ in a.stages:
+        st = STAGES[key_]
+        names = build_names(st, sweep, peer)
+        vus_list, duration, rounds = _shape(st, a.smoke)
+        rounds = rounds or a.rounds
+        log(f"=== stage {st.key}: {st.title}")
+        if st.builds == "peers":
+            if not peers_ready:
+                setup_peers(bench, builds, key)
+                peers_ready = True
+            todo = [SCENARIOS[n] for n in st.scenarios]
+        else:
+            todo = plan(list(st.scenarios), features, log)
+        chosen = [builds[n] for n in names]
+        if st.model == "open":
+            _open_stage(bench, st, todo, builds["asgi"], key, seed_file, rounds, vus_list[0], duration)
+        else:
+            for vus in vus_list:
+                bench.matrix(todo, chosen, rounds, key, seed_file, stage=st.key, vus=vus, duration=duration)
+        done[st.key] = {"title": st.title, "scenarios": [s.name for s in todo], "builds": names,
+                        "vus": list(vus_list), "duration": duration, "rounds": rounds, "p95_ms": st.p95_ms,
+                        "model": st.model}
+    bench.stop_current()
+    return {"stages": done, "builds": {n: b.label for n, b in builds.items()
+                                       if any(n in d["builds"] for d in done.values())},
+            "differences": peers.DIFFERENCES if any(STAGES[k].builds == "peers" for k in done) else []}
+
+
+def _open_stage(bench: Bench, st: Stage, todo, asgi, key, seed_file, rounds: int, vus: int, step: str) -> None:
+    """Per round (scenario order alternating): a closed-model run of ``step`` at ``vus`` VUs, then
+    the step search starting at half its rate, steps of ``step``."""
+    a = bench.args
+    a.open_duration = step
+    for rnd in range(1, rounds + 1):
+        order = todo if rnd % 2 else list(reversed(todo))
+        log(f"stage {st.key}: round {rnd}/{rounds}")
+        for sc in order:
+            closed = bench.run_one(sc, asgi, rnd, key, seed_file, stage=st.key, vus=vus, duration=step)
+            bench.open_search(sc, asgi, key, seed_file, stage=st.key, rnd=rnd, p95_ms=st.p95_ms,
+                              steps=2 if a.smoke else OPEN_STEPS, start=0.5 * closed["iterations_per_s"])
+    bench.stop_current()

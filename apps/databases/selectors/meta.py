@@ -111,6 +111,23 @@ async def table_meta_with_row(ctx, *, database_uid: str, table_uid: str, row_uid
     return database, table, row
 
 
+async def lock_table(tx, naming: Naming, table: dict) -> dict:
+    """Lock ``table``'s row until the transaction ``tx`` ends and return the table re-read with
+    its columns and indexes. Every schema change (columns, indexes, the table's own update and
+    delete) takes this lock first, so changes to one table run one at a time and each validates
+    against the schema it is about to change, not a copy read before a concurrent change
+    committed. Raises 404 ``table_not_found`` / ``collection_not_found`` when the table was
+    deleted (moved to the trash) since it was read."""
+    lock = " FOR UPDATE" if dialect.is_pg(tx) else ""  # SQLite: write transactions are serial already
+    locked = await tx.fetchval(f"SELECT id FROM databases_table WHERE id = %s AND database_id = %s{lock}",
+                               (table["id"], table["database_id"]))
+    if locked is None:
+        raise naming.error("table", "not_found")
+    # A second statement: under READ COMMITTED it sees what committed before the lock was granted.
+    found = await tx.fetchone(f"SELECT {_table_select(tx)} FROM databases_table t WHERE t.id = %s", (table["id"],))
+    return _table(found, "t_")
+
+
 async def table_by_pk(ctx, *, table_pk: int) -> tuple[dict | None, dict | None]:
     """``(database, table)`` of the project's table with primary key ``table_pk`` (staged
     transaction operations name tables this way), or ``(None, None)``. Never cached."""

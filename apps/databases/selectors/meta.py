@@ -128,6 +128,16 @@ async def lock_table(tx, naming: Naming, table: dict) -> dict:
     return _table(found, "t_")
 
 
+async def lock_tables(tx, naming: Naming, tables: list[dict]) -> list[dict]:
+    """:func:`lock_table` for each of ``tables`` (a relationship's two sides), taken in primary
+    key order so that two requests locking the same pair never wait on each other crosswise;
+    the re-read tables in the order given."""
+    fresh: dict[int, dict] = {}
+    for t in sorted({t["id"]: t for t in tables}.values(), key=lambda t: t["id"]):
+        fresh[t["id"]] = await lock_table(tx, naming, t)
+    return [fresh[t["id"]] for t in tables]
+
+
 async def table_by_pk(ctx, *, table_pk: int) -> tuple[dict | None, dict | None]:
     """``(database, table)`` of the project's table with primary key ``table_pk`` (staged
     transaction operations name tables this way), or ``(None, None)``. Never cached."""

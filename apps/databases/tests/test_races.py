@@ -77,3 +77,21 @@ def test_index_and_row_writes_racing_deletes(race_api):
               {200: None, 204: None, 404: {"row_not_found"}})
         upsert = ("PUT", f"{t.R}/{row}", {"data": {"title": "z"}})
         check(fire(race_api, [upsert, upsert, upsert]), {200: None, 201: None})
+
+
+def test_relationship_update_racing_its_delete(race_api):
+    """Both sides of a relationship change in one transaction under both tables' locks: an
+    update racing the delete is 404, a second delete is 404 (it removed the sides twice)."""
+    t = Tdb(race_api).setup(columns=[("varchar", {"key": "title", "size": 64, "required": False})])
+    other = uid("o")
+    assert t.call("POST", f"{t.D}/tables", json={"tableId": other, "name": "O"}).status_code == 201
+    for _ in range(ROUNDS):
+        key = uid("rel")
+        r = t.call("POST", f"{t.T}/columns/relationship", json={"relatedTableId": other, "type": "oneToMany",
+                                                                "twoWay": True, "key": key, "twoWayKey": key})
+        assert r.status_code == 202, r.text
+        patch = ("PATCH", f"{t.T}/columns/{key}/relationship", {"onDelete": "cascade"})
+        delete = ("DELETE", f"{t.T}/columns/{key}", None)
+        answers = fire(race_api, [patch, patch, delete, delete])
+        check(answers, {200: None, 204: None, 404: {"column_not_found"}})
+        assert sum(r.status_code == 204 for r in answers) == 1

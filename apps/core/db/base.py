@@ -191,6 +191,10 @@ class Database:
         """Adapt an aware datetime for a timestamp column parameter."""
         return value
 
+    async def recover(self) -> None:
+        """Before a request is run again after its connection was lost: let go of that
+        connection (Django keeps one per thread; pooled async connections are already back)."""
+
     async def close(self) -> None:
         """Release pooled connections (graceful shutdown)."""
 

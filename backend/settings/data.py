@@ -30,6 +30,9 @@ DB_POOL_MAX_IDLE = _env_float("DB_POOL_MAX_IDLE", 300.0, positive=True)
 # connections, set in backend/wsgi.py), milliseconds; 0 = none. Answered 408 database_timeout.
 # Not applied to migrations, management commands and the worker.
 DB_STATEMENT_TIMEOUT_MS = _env_int("DB_STATEMENT_TIMEOUT_MS", 5000, minimum=0)
+# The same for the statements of a schema change (columns, indexes, relationships, a table's
+# delete), which rewrite or index every row of the table; milliseconds, 0 = none.
+DB_SCHEMA_STATEMENT_TIMEOUT_MS = _env_int("DB_SCHEMA_STATEMENT_TIMEOUT_MS", 300000, minimum=0)
 
 if DATABASE_URL:
     _db = dj_database_url.parse(DATABASE_URL)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from conftest import Api
 
@@ -32,3 +33,13 @@ def check(answers, allowed: dict[int, set[str] | None]) -> None:
         types = allowed[r.status_code]
         if types is not None:
             assert r.json()["type"] in types, r.text
+
+
+def eventually(condition, timeout: float = 3.0) -> None:
+    """Assert ``condition()`` becomes true within ``timeout`` seconds. The WSGI build's other
+    worker drops its cached copy of a changed table when the invalidation reaches it over Redis
+    pub/sub, a moment after the write answered."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "still not true after the caches were invalidated"
+        time.sleep(0.05)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from django.conf import settings
+
 from apps.core import cache
 from apps.core.db import as_bool, as_json
 from apps.core.errors import AppwriteError
@@ -118,7 +120,12 @@ async def lock_table(tx, naming: Naming, table: dict) -> dict:
     against the schema it is about to change, not a copy read before a concurrent change
     committed. Raises 404 ``table_not_found`` / ``collection_not_found`` when the table was
     deleted (moved to the trash) since it was read."""
-    lock = " FOR UPDATE" if dialect.is_pg(tx) else ""  # SQLite: write transactions are serial already
+    lock = ""
+    if dialect.is_pg(tx):  # SQLite: write transactions are serial already
+        lock = " FOR UPDATE"
+        # Schema changes rewrite every row of the table (a default, a rename, an index build):
+        # their own, longer statement_timeout, for this transaction only.
+        await tx.execute(f"SET LOCAL statement_timeout = {int(settings.DB_SCHEMA_STATEMENT_TIMEOUT_MS)}")
     locked = await tx.fetchval(f"SELECT id FROM databases_table WHERE id = %s AND database_id = %s{lock}",
                                (table["id"], table["database_id"]))
     if locked is None:

@@ -103,3 +103,14 @@ def test_relationship_update_racing_its_delete(race_api):
         answers = fire(race_api, [patch, patch, delete, delete])
         check(answers, {200: None, 204: None, 404: {"column_not_found"}})
         assert sum(r.status_code == 204 for r in answers) == 1
+
+
+def test_row_increments_and_bulk_writes_racing_deletes(race_api):
+    t = Tdb(race_api).setup(columns=[("integer", {"key": "n", "required": False})])
+    for _ in range(ROUNDS):
+        row = uid("r")
+        assert t.add({"n": 1}, row_id=row).status_code == 201
+        inc = ("PATCH", f"{t.R}/{row}/n/increment", {"value": 1})
+        bulk = ("PATCH", t.R, {"data": {"n": 5}})
+        check(fire(race_api, [inc, inc, bulk, ("DELETE", f"{t.R}/{row}", None), ("DELETE", t.R, None)]),
+              {200: None, 204: None, 404: {"row_not_found"}})

@@ -24,10 +24,10 @@ class Cluster:
     def __init__(self, live_env: dict[str, str]):
         from conftest import free_port
 
-        if not os.path.exists(f"{BINDIR}/initdb") or shutil.which("runuser") is None:
+        if not os.path.exists(f"{BINDIR}/initdb") or shutil.which("runuser") is None or os.geteuid() != 0:
             import pytest
 
-            pytest.skip("needs PostgreSQL 15 binaries and runuser")
+            pytest.skip("needs PostgreSQL 15 binaries, and root to run them as the postgres user")
         self.root = Path(tempfile.mkdtemp(prefix="pgfault-"))  # pytest's tmp dirs are closed to postgres
         self.root.chmod(0o755)
         self.data = self.root / "pg"

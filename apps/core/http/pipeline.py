@@ -86,6 +86,8 @@ async def handle(ctx: RequestContext) -> Response:
                 log.info("%s %s lost its database connection; running it again (request id %s)",
                          ctx.method, ctx.path, ctx.request_id)
                 await ctx.db.recover()
+                ctx.response_headers.clear()  # the first run's (rate limit headers...) are set again
+                ctx.cache_hits.clear()
                 response = await _dispatch(ctx, origin)
     except AppwriteError as err:
         response = error_response(err)

@@ -144,3 +144,43 @@ def test_database_down_answers_json_503_within_seconds(cluster, kind):
     finally:
         server.stop()
         cluster.ensure_up()
+
+
+def test_a_read_whose_connection_is_killed_is_run_again(kind, live_env, project):
+    """A GET whose backend is terminated mid-statement is run once more on a new connection
+    (200); a POST in the same spot answers 503 with Retry-After (it is not repeated)."""
+    import psycopg
+
+    from apps.databases.tests.conftest import Tdb
+
+    server = start_server(kind, live_env)
+    lock = psycopg.connect(live_env["DATABASE_URL"], autocommit=True)
+    killer = psycopg.connect(live_env["DATABASE_URL"], autocommit=True)  # outside the lock's transaction
+    try:
+        api = Api(server, project)
+        t = Tdb(api).setup(columns=[("varchar", {"key": "title", "size": 64, "required": False})])
+        for method, body, expected in (("GET", None, 200), ("POST", {"rowId": "unique()", "data": {"title": "a"}}, 503)):
+            lock.execute("BEGIN")
+            lock.execute("LOCK TABLE databases_row IN ACCESS EXCLUSIVE MODE")
+            out: list = []
+            thread = threading.Thread(target=lambda m=method, b=body, o=out: o.append(api.call(m, t.R, json=b, key=True)))
+            thread.start()
+            deadline = time.monotonic() + 10
+            killed = 0
+            while not killed:
+                assert time.monotonic() < deadline, "the request never reached PostgreSQL"
+                killed = killer.execute(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    "AND pid <> pg_backend_pid() AND query LIKE %s", ("%databases_row%",)).fetchone()[0]
+                time.sleep(0.05)
+            time.sleep(0.3)  # the GET's second run is now waiting on the lock again
+            lock.execute("ROLLBACK")
+            thread.join(30)
+            r = out[0]
+            assert r.status_code == expected, r.text
+            if expected == 503:
+                _check_error(r)
+    finally:
+        lock.close()
+        killer.close()
+        server.stop()

@@ -52,6 +52,9 @@ def test_bad_values_are_reported():
 @pytest.mark.parametrize("name, raw, message", [
     ("DB_POOL_TIMEOUT", "-5", "DB_POOL_TIMEOUT must be > 0"),
     ("DB_POOL_TIMEOUT", "0", "DB_POOL_TIMEOUT must be > 0"),
+    ("DB_CONNECT_TIMEOUT", "0", "DB_CONNECT_TIMEOUT must be > 0"),
+    ("DB_STATEMENT_TIMEOUT_MS", "-1", "DB_STATEMENT_TIMEOUT_MS must be >= 0"),
+    ("DB_SCHEMA_STATEMENT_TIMEOUT_MS", "-1", "DB_SCHEMA_STATEMENT_TIMEOUT_MS must be >= 0"),
     ("REDIS_TIMEOUT", "0", "REDIS_TIMEOUT must be > 0"),
     ("DB_POOL_MAX_LIFETIME", "-1", "DB_POOL_MAX_LIFETIME must be > 0"),
     ("DB_POOL_MAX_IDLE", "0", "DB_POOL_MAX_IDLE must be > 0"),

@@ -16,6 +16,11 @@ class CoreConfig(AppConfig):
         from apps.core.runtime import return_large_blocks
 
         return_large_blocks()
+        pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
+        if isinstance(pool, dict):  # PostgreSQL: Django's pool drops dead connections at checkout
+            from apps.core.db.faults import check_django_pool
+
+            pool.setdefault("check", check_django_pool)
         # The cyclic GC's first-generation threshold (both builds; gunicorn's --preload master
         # sets it before forking). An ASGI process keeps every in-flight request's objects alive
         # at once, so each collection walks far more of them than a sync worker's; measured on

@@ -24,6 +24,7 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "general_rate_limit_exceeded": (429, "Rate limit for the current endpoint has been exceeded. Please try again after some time."),
     "general_service_unavailable": (503, "The server is temporarily overloaded. Please try again shortly."),
     "general_unknown": (500, "Server Error"),
+    "database_timeout": (408, "The database query took too long and was cancelled. Narrow it with queries or add an index."),
     "general_server_error": (500, "Server Error"),
     # projects and keys
     "project_not_found": (404, "Project with the requested ID could not be found. Please check the value of the X-Appwrite-Project header to ensure the correct project ID is being used."),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
@@ -11,14 +13,26 @@ from backend.settings.base import BASE_DIR, _env, _env_float, _env_int
 DATABASE_URL = _env("DATABASE_URL")
 DB_POOL_MIN_SIZE = _env_int("DB_POOL_MIN_SIZE", 2, minimum=0)
 DB_POOL_MAX_SIZE = _env_int("DB_POOL_MAX_SIZE", 20, minimum=1)
-# Seconds a request waits for a free pooled connection before 503: the same bound as a WSGI
-# worker's request (WSGI_TIMEOUT). The queue's length, not its wait, is the back-pressure:
-# past DB_POOL_MAX_WAITING waiting requests the answer is an immediate 503.
+# Seconds an ASGI request waits in the queue for a pooled connection that another request will
+# give back, before 503. The queue's length, not its wait, is the back-pressure: past
+# DB_POOL_MAX_WAITING waiting requests the answer is an immediate 503.
 DB_POOL_TIMEOUT = _env_float("DB_POOL_TIMEOUT", 30.0, positive=True)
+# Seconds a request waits for a connection when none will be given back: PostgreSQL down or
+# restarting (the ASGI pool after a lost connection, until a statement succeeds again), and
+# always on the WSGI build, whose worker holds at most one connection (its pool never queues
+# behind another request). Also libpq's connect_timeout (whole seconds, at least 2). Well
+# under WSGI_TIMEOUT, so the answer is a JSON 503, not the worker being killed.
+DB_CONNECT_TIMEOUT = _env_float("DB_CONNECT_TIMEOUT", 3.0, positive=True)
 DB_POOL_MAX_WAITING = _env_int("DB_POOL_MAX_WAITING", 1000, minimum=0)
 DB_POOL_MAX_LIFETIME = _env_float("DB_POOL_MAX_LIFETIME", 1800.0, positive=True)
 DB_POOL_MAX_IDLE = _env_float("DB_POOL_MAX_IDLE", 300.0, positive=True)
-DB_STATEMENT_TIMEOUT_MS = _env_int("DB_STATEMENT_TIMEOUT_MS", 30000)
+# PostgreSQL statement_timeout of every API statement (the ASGI pool; the WSGI server's
+# connections, set in backend/wsgi.py), milliseconds; 0 = none. Answered 408 database_timeout.
+# Not applied to migrations, management commands and the worker.
+DB_STATEMENT_TIMEOUT_MS = _env_int("DB_STATEMENT_TIMEOUT_MS", 5000, minimum=0)
+# The same for the statements of a schema change (columns, indexes, relationships, a table's
+# delete), which rewrite or index every row of the table; milliseconds, 0 = none.
+DB_SCHEMA_STATEMENT_TIMEOUT_MS = _env_int("DB_SCHEMA_STATEMENT_TIMEOUT_MS", 300000, minimum=0)
 
 if DATABASE_URL:
     _db = dj_database_url.parse(DATABASE_URL)
@@ -27,10 +41,12 @@ if DATABASE_URL:
     _db["CONN_MAX_AGE"] = 0
     _db["CONN_HEALTH_CHECKS"] = True
     _db["OPTIONS"] = {
+        "connect_timeout": max(2, math.ceil(DB_CONNECT_TIMEOUT)),
+        # The pool's check (a dead-connection test without a round trip) is set by apps.core.
         "pool": {
             "min_size": min(DB_POOL_MIN_SIZE, DB_POOL_MAX_SIZE),
             "max_size": DB_POOL_MAX_SIZE,
-            "timeout": DB_POOL_TIMEOUT,
+            "timeout": DB_CONNECT_TIMEOUT,
             "max_waiting": DB_POOL_MAX_WAITING,
             "max_lifetime": DB_POOL_MAX_LIFETIME,
             "max_idle": DB_POOL_MAX_IDLE,

@@ -13,7 +13,8 @@ models and migrations own, and call it through a :class:`Database`:
 
 Rows come back as ``dict``; use :func:`as_json`, :func:`as_dt` and :func:`as_bool` to read
 columns whose Python type differs between backends. Unique-constraint failures raise
-:class:`UniqueViolation`; an exhausted pool raises 503 ``general_service_unavailable``.
+:class:`UniqueViolation`; :func:`races` turns those, :class:`ForeignKeyViolation` and a row
+that vanished (:func:`present`) into the resource's 409/404 when requests race; an exhausted pool raises 503 ``general_service_unavailable``.
 """
 
 from __future__ import annotations
@@ -25,11 +26,14 @@ from apps.core.db.base import (  # noqa: F401  (the public interface)
     Database,
     ForeignKeyViolation,
     UniqueViolation,
+    Vanished,
     as_bool,
     as_dt,
     as_json,
     json_loads,
     now,
+    present,
+    races,
 )
 from apps.core.db.django_sync import DjangoSync  # noqa: F401
 from apps.core.db.postgres import PgAsync

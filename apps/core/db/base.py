@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Callable
+from contextlib import contextmanager
 from typing import Any
 
 import orjson
@@ -25,6 +27,41 @@ class UniqueViolation(Exception):
 
 class ForeignKeyViolation(Exception):
     """An INSERT/UPDATE referenced a parent row that is gone (deleted by a concurrent request)."""
+
+
+class Vanished(Exception):
+    """A row that a write had to find is gone: deleted by a concurrent request after it was
+    read (an ``UPDATE``/``DELETE ... RETURNING`` that touched no row). See :func:`present`."""
+
+
+def present(row: Any) -> Any:
+    """``row`` unless it is ``None`` (or empty), else raise :class:`Vanished`. For the result of
+    an ``UPDATE``/``DELETE ... RETURNING`` of a row read earlier in the request."""
+    if not row:
+        raise Vanished()
+    return row
+
+
+@contextmanager
+def races(*, missing: Callable[[], Exception] | None = None, exists: Callable[[], Exception] | None = None):
+    """Answer what a concurrent request can do to a write with the resource's own errors.
+
+    Inside the block, :class:`Vanished` and :class:`ForeignKeyViolation` (the row, or the parent
+    it names, was deleted meanwhile) raise ``missing()`` - the resource's 404 ``*_not_found`` -
+    and :class:`UniqueViolation` (another request took the same key first) raises ``exists()``
+    - its 409 ``*_already_exists``. A factory left ``None`` lets that exception through. Usable
+    around ``await``s in coroutines of both builds (a plain ``with``).
+    """
+    try:
+        yield
+    except (Vanished, ForeignKeyViolation):
+        if missing is None:
+            raise
+        raise missing() from None
+    except UniqueViolation:
+        if exists is None:
+            raise
+        raise exists() from None
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -153,6 +190,10 @@ class Database:
     def dt(self, value: dt.datetime) -> Any:
         """Adapt an aware datetime for a timestamp column parameter."""
         return value
+
+    async def recover(self) -> None:
+        """Before a request is run again after its connection was lost: let go of that
+        connection (Django keeps one per thread; pooled async connections are already back)."""
 
     async def close(self) -> None:
         """Release pooled connections (graceful shutdown)."""

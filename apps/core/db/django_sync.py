@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 
+from apps.core.db import faults
 from apps.core.db.base import UTC, Database, ForeignKeyViolation, UniqueViolation, _bad_input
-from apps.core.errors import AppwriteError
 
 
 class DjangoSync(Database):
@@ -17,7 +17,7 @@ class DjangoSync(Database):
         self.vendor = connection.vendor
 
     def _run(self, sql, params, fetch):
-        from django.db import DataError, IntegrityError, OperationalError, connection
+        from django.db import DataError, IntegrityError, InterfaceError, OperationalError, connection
 
         try:
             with connection.cursor() as cur:
@@ -40,10 +40,8 @@ class DjangoSync(Database):
             if bad is not None:
                 raise bad from None
             raise
-        except OperationalError as exc:
-            if type(exc.__cause__).__name__ in ("PoolTimeout", "TooManyRequests"):
-                raise AppwriteError("general_service_unavailable") from None
-            raise
+        except (OperationalError, InterfaceError) as exc:
+            raise (_fault(exc) or exc) from None
 
     async def fetchall(self, sql, params=()):
         return self._run(sql, params, True)
@@ -53,10 +51,22 @@ class DjangoSync(Database):
 
     @asynccontextmanager
     async def transaction(self):
-        from django.db import transaction
+        from django.db import InterfaceError, OperationalError, transaction
 
-        with transaction.atomic():
-            yield self
+        try:
+            with transaction.atomic():
+                yield self
+        except (OperationalError, InterfaceError) as exc:  # from BEGIN or COMMIT (statements: _run)
+            raise (_fault(exc) or exc) from None
+
+    async def recover(self):
+        from django.db import connection
+
+        if not connection.in_atomic_block:
+            try:
+                connection.close()  # back to the pool, which discards it when it is broken
+            except Exception:  # noqa: BLE001 - a dead connection may fail to close; it is gone either way
+                pass
 
     def json(self, value):
         if self.vendor == "postgresql":
@@ -69,6 +79,22 @@ class DjangoSync(Database):
         if self.vendor == "sqlite":
             return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ")
         return value
+
+
+def limit_statements() -> None:
+    """Give this process's Django connections ``DB_STATEMENT_TIMEOUT_MS`` (the WSGI server,
+    where they serve the API; called before its pool opens). Other processes (migrations,
+    management commands, the worker) keep PostgreSQL's default, no limit."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] == "django.db.backends.postgresql" and settings.DB_STATEMENT_TIMEOUT_MS:
+        db.setdefault("OPTIONS", {})["options"] = f"-c statement_timeout={settings.DB_STATEMENT_TIMEOUT_MS}"
+
+
+def _fault(exc: Exception):
+    """:func:`faults.translate` for PostgreSQL (SQLite's OperationalErrors stay as they are)."""
+    return faults.translate(exc) if type(exc.__cause__).__module__.startswith("psycopg") else None
 
 
 def _is_unique_error(exc: Exception) -> bool:

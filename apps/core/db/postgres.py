@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from contextlib import asynccontextmanager
 
 from django.conf import settings
 
+from apps.core.db import faults
 from apps.core.db.base import Database, ForeignKeyViolation, UniqueViolation, _bad_input, json_loads
-from apps.core.errors import AppwriteError
+
+
+def connect_timeout() -> int:
+    """libpq's ``connect_timeout`` (whole seconds, at least 2) from ``DB_CONNECT_TIMEOUT``."""
+    return max(2, math.ceil(settings.DB_CONNECT_TIMEOUT))
 
 
 async def _configure_pg(conn) -> None:
@@ -35,16 +41,39 @@ class PgAsync(Database):
             kwargs={
                 "row_factory": dict_row,
                 "autocommit": True,
+                "connect_timeout": connect_timeout(),
                 "options": f"-c statement_timeout={settings.DB_STATEMENT_TIMEOUT_MS}",
             },
-            # No check= on getconn: it costs a round trip per acquisition (measured: 29 % of the
-            # request CPU under the mix load test). Broken connections are replaced by the pool
-            # when they fail and at max_lifetime.
+            # No check= (a round trip per checkout measured 29 % of the request CPU under the
+            # mix load test): _checkout only reads what is waiting on the socket (faults.is_dead).
             configure=_configure_pg,
             open=False,
         )
         self._opened = False
         self._open_lock = asyncio.Lock()
+        # True from start-up and after a lost connection until a statement succeeds: then a
+        # checkout waits DB_CONNECT_TIMEOUT, not DB_POOL_TIMEOUT (nothing will be returned to an
+        # empty pool, so waiting longer only delays the 503).
+        self._unreachable = True
+        self._sweeping = False
+
+    async def _checkout(self):
+        """A live connection from the pool. A dead one (PostgreSQL restarted since it was last
+        used) is closed and given back - the pool replaces it - and the pool's other idle
+        connections are swept once; the next is then waited for at most DB_CONNECT_TIMEOUT."""
+        conn = await self._pool.getconn(settings.DB_CONNECT_TIMEOUT if self._unreachable else None)
+        while faults.is_dead(conn):
+            self._unreachable = True
+            await conn.close()
+            await self._pool.putconn(conn)
+            if not self._sweeping:
+                self._sweeping = True
+                try:
+                    await self._pool.check()
+                finally:
+                    self._sweeping = False
+            conn = await self._pool.getconn(settings.DB_CONNECT_TIMEOUT)
+        return conn
 
     async def _ensure_open(self) -> None:
         if not self._opened:
@@ -55,14 +84,25 @@ class PgAsync(Database):
 
     @asynccontextmanager
     async def _connection(self):
-        from psycopg_pool import PoolTimeout, TooManyRequests
-
+        """A pooled connection for one statement or transaction; database faults become
+        answers (:mod:`apps.core.db.faults`)."""
         await self._ensure_open()
+        conn = None
         try:
-            async with self._pool.connection() as conn:
-                yield conn
-        except (PoolTimeout, TooManyRequests):
-            raise AppwriteError("general_service_unavailable") from None
+            conn = await self._checkout()
+            yield conn
+        except Exception as exc:
+            err = faults.translate(exc)
+            if err is None:
+                raise
+            if getattr(err, "lost", False) or (err.status == 503 and not self._pool.get_stats().get("pool_size")):
+                self._unreachable = True
+            raise err from None
+        finally:
+            if conn is not None:
+                await self._pool.putconn(conn)  # a broken one is discarded and replaced by the pool
+        if self._unreachable:
+            self._unreachable = False
 
     async def fetchall(self, sql, params=()):
         async with self._connection() as conn:

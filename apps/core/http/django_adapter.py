@@ -15,7 +15,7 @@ from django.http import HttpResponse, StreamingHttpResponse
 from django.http.request import RawPostDataException
 
 from apps.core.errors import AppwriteError
-from apps.core.http import pipeline
+from apps.core.http import leave_watch_sync, pipeline
 from apps.core.http.clientip import client_ip
 from apps.core.http.context import RequestContext, Response, UploadedPart
 from apps.core.http.params import body_error, parse_query
@@ -45,7 +45,14 @@ class V1Middleware:
         if not is_v1(request.path_info):
             return self.get_response(request)
         ctx, early = _context(request, SYNC)
-        response = early or run_sync(pipeline.handle(ctx))
+        if early is not None:
+            return _to_django(early, SYNC)
+        watched = leave_watch_sync.start(request.META)
+        try:
+            response = run_sync(pipeline.handle(ctx))
+        finally:
+            if watched:
+                leave_watch_sync.finish()
         return _to_django(response, SYNC)
 
     async def _acall(self, request):

@@ -18,6 +18,7 @@ from django.utils.module_loading import import_string
 
 from apps.core import formats
 from apps.core.db import get_database
+from apps.core.db.faults import DatabaseUnavailable
 from apps.core.errors import AppwriteError
 from apps.core.http import cors
 from apps.core.http.context import RequestContext, Response
@@ -75,7 +76,19 @@ async def handle(ctx: RequestContext) -> Response:
         if ctx.method == "OPTIONS":
             response = await cors.preflight(ctx, origin, _strategy("V1_ORIGIN_CHECKER"))
         else:
-            response = await _dispatch(ctx, origin)
+            try:
+                response = await _dispatch(ctx, origin)
+            except DatabaseUnavailable as err:
+                # A read whose connection broke (PostgreSQL restarted under it) runs once more
+                # on a new connection: it has written nothing and sent nothing yet.
+                if not err.lost or ctx.method not in ("GET", "HEAD"):
+                    raise
+                log.info("%s %s lost its database connection; running it again (request id %s)",
+                         ctx.method, ctx.path, ctx.request_id)
+                await ctx.db.recover()
+                ctx.response_headers.clear()  # the first run's (rate limit headers...) are set again
+                ctx.cache_hits.clear()
+                response = await _dispatch(ctx, origin)
     except AppwriteError as err:
         response = error_response(err)
     except Exception:

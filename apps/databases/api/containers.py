@@ -63,7 +63,7 @@ async def table_create(ctx, naming: Naming):
         except Exception:
             # A bad columns[]/indexes[] item fails the whole create: no half-built table remains
             # (its id would then be taken, and a retry answer 409).
-            await svc.table_delete(ctx, table=table)
+            await svc.table_delete(ctx, naming=naming, table=table)
             raise
     return json_response(table_model(naming, database, table), 201)
 
@@ -81,11 +81,11 @@ async def table_update(ctx, naming: Naming):
                           ("enabled", "enabled"), ("description", "description")):
         if getattr(p, param) is not None:
             fields[column] = getattr(p, param)
-    table = await svc.table_update(ctx, database=database, table=table, fields=fields)
+    table = await svc.table_update(ctx, naming=naming, database=database, table=table, fields=fields)
     return json_response(table_model(naming, database, table))
 
 
 async def table_delete(ctx, naming: Naming):
     _, table = await table_of(ctx, naming)
-    await svc.table_delete(ctx, table=table)
+    await svc.table_delete(ctx, naming=naming, table=table)
     return no_content()

@@ -87,7 +87,7 @@ async def index_get(ctx, naming: Naming):
 
 async def index_delete(ctx, naming: Naming):
     _, table = await table_of(ctx, naming)
-    await index_svc.index_delete(ctx, table=table, key=ctx.params.key)
+    await index_svc.index_delete(ctx, naming=naming, table=table, key=ctx.params.key)
     return no_content()
 
 

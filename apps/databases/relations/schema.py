@@ -12,7 +12,7 @@ many-to-many list on PostgreSQL.
 
 from __future__ import annotations
 
-from apps.core.db import UniqueViolation, now
+from apps.core.db import UniqueViolation, now, present, races
 from apps.core.errors import AppwriteError, invalid_argument
 from apps.databases import relations
 from apps.databases import sql as dialect
@@ -84,6 +84,7 @@ async def relationship_create(ctx, *, naming: Naming, database: dict, table: dic
               "updated_at) VALUES (%s, %s, 'relationship', %s, %s, %s, %s, %s, %s) RETURNING *")
     try:
         async with ctx.db.transaction() as tx:
+            await meta.lock_tables(tx, naming, [table, related])  # 404 if either was deleted meanwhile
             created = []
             for owner, column_key, spec in sides:
                 row = await tx.fetchone(insert, (owner["id"], column_key, False, False, None, tx.json(spec), ts, ts))
@@ -108,6 +109,8 @@ async def _sides(ctx, naming: Naming, table: dict, column: dict) -> tuple[dict, 
     for c in related["columns"]:
         if c["kind"] == "relationship" and c["key"] == rel.two_way_key and int(c["spec"]["relatedTablePk"]) == table["id"]:
             return related, column, c
+    if await ctx.db.fetchval("SELECT id FROM databases_column WHERE id = %s", (column["id"],)) is None:
+        raise naming.error("column", "not_found")  # both sides deleted by a concurrent request
     raise AppwriteError("general_server_error", "A relationship is missing its other side.")
 
 
@@ -127,17 +130,21 @@ async def relationship_update(ctx, *, naming: Naming, table: dict, column: dict,
         this_spec["onDelete"] = other_spec["onDelete"] = on_delete
     other_spec["twoWayKey"] = new_key
     ts = ctx.db.dt(now())
-    async with ctx.db.transaction() as tx:
-        row = await tx.fetchone("UPDATE databases_column SET key = %s, spec = %s, updated_at = %s WHERE id = %s "
-                                "RETURNING *", (new_key, tx.json(this_spec), ts, this["id"]))
-        await tx.execute("UPDATE databases_column SET spec = %s, updated_at = %s WHERE id = %s",
-                         (tx.json(other_spec), ts, other["id"]))
-        if new_key != key:
-            await tx.execute(dialect.rename_key(tx, table["id"], key, new_key))
-            await tx.execute(f"DROP INDEX IF EXISTS {index_name(table['id'], this['id'])}")
-            statement = _index_sql(tx, table["id"], this["id"], relations.of(column_from_row(row)))
-            if statement:
-                await tx.execute(statement)
+    with races(missing=lambda: naming.error("column", "not_found"),
+               exists=lambda: naming.error("column", "already_exists")):
+        async with ctx.db.transaction() as tx:
+            await meta.lock_tables(tx, naming, [table, related])
+            row = present(await tx.fetchone(
+                "UPDATE databases_column SET key = %s, spec = %s, updated_at = %s WHERE id = %s RETURNING *",
+                (new_key, tx.json(this_spec), ts, this["id"])))
+            present(await tx.fetchval("UPDATE databases_column SET spec = %s, updated_at = %s WHERE id = %s "
+                                      "RETURNING id", (tx.json(other_spec), ts, other["id"])))
+            if new_key != key:
+                await tx.execute(dialect.rename_key(tx, table["id"], key, new_key))
+                await tx.execute(f"DROP INDEX IF EXISTS {index_name(table['id'], this['id'])}")
+                statement = _index_sql(tx, table["id"], this["id"], relations.of(column_from_row(row)))
+                if statement:
+                    await tx.execute(statement)
     await meta.forget_table(ctx, table)
     await meta.forget_table(ctx, related)
     return column_from_row(row)
@@ -146,8 +153,11 @@ async def relationship_update(ctx, *, naming: Naming, table: dict, column: dict,
 async def relationship_delete(ctx, *, naming: Naming, table: dict, column: dict) -> None:
     """Delete both sides of the relationship, their stored links and their indexes."""
     related, this, other = await _sides(ctx, naming, table, column)
-    async with ctx.db.transaction() as tx:
-        await drop_sides(tx, [(table, this), (related, other)])
+    with races(missing=lambda: naming.error("column", "not_found")):
+        async with ctx.db.transaction() as tx:
+            fresh, _ = await meta.lock_tables(tx, naming, [table, related])
+            present([c for c in fresh["columns"] if c["id"] == this["id"]])  # a concurrent delete came first
+            await drop_sides(tx, [(table, this), (related, other)])
     await meta.forget_table(ctx, table)
     await meta.forget_table(ctx, related)
 

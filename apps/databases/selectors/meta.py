@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from django.conf import settings
+
 from apps.core import cache
 from apps.core.db import as_bool, as_json
 from apps.core.errors import AppwriteError
@@ -109,6 +111,38 @@ async def table_meta_with_row(ctx, *, database_uid: str, table_uid: str, row_uid
     if cached and table is not None:
         _tables.put(key, (database, table), (database_tag(database["id"]), table_tag(table["id"])), seen)
     return database, table, row
+
+
+async def lock_table(tx, naming: Naming, table: dict) -> dict:
+    """Lock ``table``'s row until the transaction ``tx`` ends and return the table re-read with
+    its columns and indexes. Every schema change (columns, indexes, the table's own update and
+    delete) takes this lock first, so changes to one table run one at a time and each validates
+    against the schema it is about to change, not a copy read before a concurrent change
+    committed. Raises 404 ``table_not_found`` / ``collection_not_found`` when the table was
+    deleted (moved to the trash) since it was read."""
+    lock = ""
+    if dialect.is_pg(tx):  # SQLite: write transactions are serial already
+        lock = " FOR UPDATE"
+        # Schema changes rewrite every row of the table (a default, a rename, an index build):
+        # their own, longer statement_timeout, for this transaction only.
+        await tx.execute(f"SET LOCAL statement_timeout = {int(settings.DB_SCHEMA_STATEMENT_TIMEOUT_MS)}")
+    locked = await tx.fetchval(f"SELECT id FROM databases_table WHERE id = %s AND database_id = %s{lock}",
+                               (table["id"], table["database_id"]))
+    if locked is None:
+        raise naming.error("table", "not_found")
+    # A second statement: under READ COMMITTED it sees what committed before the lock was granted.
+    found = await tx.fetchone(f"SELECT {_table_select(tx)} FROM databases_table t WHERE t.id = %s", (table["id"],))
+    return _table(found, "t_")
+
+
+async def lock_tables(tx, naming: Naming, tables: list[dict]) -> list[dict]:
+    """:func:`lock_table` for each of ``tables`` (a relationship's two sides), taken in primary
+    key order so that two requests locking the same pair never wait on each other crosswise;
+    the re-read tables in the order given."""
+    fresh: dict[int, dict] = {}
+    for t in sorted({t["id"]: t for t in tables}.values(), key=lambda t: t["id"]):
+        fresh[t["id"]] = await lock_table(tx, naming, t)
+    return [fresh[t["id"]] for t in tables]
 
 
 async def table_by_pk(ctx, *, table_pk: int) -> tuple[dict | None, dict | None]:

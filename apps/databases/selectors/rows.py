@@ -184,5 +184,20 @@ async def row_for_write(tx, *, table: dict, row_uid: str) -> dict | None:
     )
 
 
+async def rows_for_write(tx, *, table: dict, ids: list[int]) -> dict[int, dict]:
+    """Primary key -> row (locked on PostgreSQL, in key order) of those of ``ids`` that still
+    exist: a bulk write re-reads its targets in its transaction, so a row deleted meanwhile is
+    skipped and a concurrent change of another field is merged, not overwritten."""
+    out: dict[int, dict] = {}
+    lock = " ORDER BY r.id FOR UPDATE" if dialect.is_pg(tx) else ""
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for row in await tx.fetchall(
+                f"SELECT {ROW_COLUMNS} FROM {dialect.ROWS} r WHERE r.table_id = {int(table['id'])} "
+                f"AND r.id IN ({', '.join(['%s'] * len(chunk))}){lock}", chunk):
+            out[row["id"]] = row
+    return out
+
+
 async def table_has_rows(ctx, *, table_pk: int) -> bool:
     return await ctx.db.fetchone(f"SELECT 1 AS x FROM {dialect.ROWS} WHERE table_id = {int(table_pk)} LIMIT 1") is not None

@@ -17,7 +17,7 @@ from apps.databases.naming import Naming
 from apps.databases.relations import has as has_relationships
 from apps.databases.schema import validate_data
 from apps.databases.selectors.meta import run_plan
-from apps.databases.selectors.rows import ROW_COLUMNS, fields_of
+from apps.databases.selectors.rows import ROW_COLUMNS, fields_of, rows_for_write
 from apps.databases.services.rows import (
     allowed,
     announce_rows,
@@ -107,7 +107,11 @@ async def rows_update(ctx, *, naming: Naming, database: dict, table: dict, data:
     targets = await matching_rows(ctx, table, queries, "update")
     out = []
     async with ctx.db.transaction() as tx:
+        current = await rows_for_write(tx, table=table, ids=[r["id"] for r in targets])
         for row in targets:
+            row = current.get(row["id"])
+            if row is None or not allowed(ctx.auth, table, perm_list(row), "update"):
+                continue  # deleted, or its permissions changed, since it matched
             merged = stored_data(naming, {**data_of(row), **changes})
             out.append(await write_row(tx, naming, row, merged, perm_list(row)))
     await announce_rows(ctx, database, table, out, "update")
@@ -119,10 +123,14 @@ async def rows_delete(ctx, *, naming: Naming, database: dict, table: dict, queri
     no_bulk(naming, table)
     targets = await matching_rows(ctx, table, queries, "delete")
     if targets:
+        gone: set[int] = set()
         async with ctx.db.transaction() as tx:
             ids = [r["id"] for r in targets]
             for start in range(0, len(ids), 500):
                 chunk = ids[start:start + 500]
-                await tx.execute(f"DELETE FROM {dialect.ROWS} WHERE id IN ({', '.join(['%s'] * len(chunk))})", chunk)
+                deleted = await tx.fetchall(
+                    f"DELETE FROM {dialect.ROWS} WHERE id IN ({', '.join(['%s'] * len(chunk))}) RETURNING id", chunk)
+                gone.update(r["id"] for r in deleted)
+        targets = [r for r in targets if r["id"] in gone]  # not those a concurrent request deleted first
     await announce_rows(ctx, database, table, targets, "delete")
     return targets

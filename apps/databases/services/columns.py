@@ -8,7 +8,7 @@ removes its values from every row and drops the indexes that use it.
 
 from __future__ import annotations
 
-from apps.core.db import UniqueViolation, now
+from apps.core.db import now, present, races
 from apps.core.errors import AppwriteError
 from apps.databases import spatial
 from apps.databases import sql as dialect
@@ -35,10 +35,6 @@ async def column_create(ctx, *, naming: Naming, table: dict, kind: str, params: 
     """Create a column of ``kind`` from its create ``params`` (``key``, ``required``, ``default``,
     ``array``, ``size``, ``min``, ``max``, ``elements``, ``encrypt``); returns it."""
     key = check_key(params.get("key"), "key")
-    if any(c["key"] == key for c in table["columns"]):
-        raise naming.error("column", "already_exists")
-    if len(table["columns"]) >= MAX_COLUMNS:
-        raise naming.error("column", "limit_exceeded")
     size, spec = build_spec(kind, params)
     if KINDS[kind].base == "spatial":
         await spatial.require_support(ctx.db)
@@ -47,8 +43,13 @@ async def column_create(ctx, *, naming: Naming, table: dict, kind: str, params: 
         raise AppwriteError("attribute_value_invalid",
                             f'Cannot add required {naming.column} "{key}" to a {naming.table} that has {naming.rows}.')
     ts = ctx.db.dt(now())
-    try:
+    with races(exists=lambda: naming.error("column", "already_exists")):
         async with ctx.db.transaction() as tx:
+            fresh = await meta.lock_table(tx, naming, table)
+            if any(c["key"] == key for c in fresh["columns"]):
+                raise naming.error("column", "already_exists")
+            if len(fresh["columns"]) >= MAX_COLUMNS:
+                raise naming.error("column", "limit_exceeded")
             row = await tx.fetchone(
                 'INSERT INTO databases_column (table_id, key, kind, required, "array", size, spec, created_at, '
                 'updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING *',
@@ -56,8 +57,6 @@ async def column_create(ctx, *, naming: Naming, table: dict, kind: str, params: 
             )
             if spec.get("default") is not None:
                 await tx.execute(dialect.set_default(tx, table["id"], key), (tx.json(spec["default"]),))
-    except UniqueViolation:
-        raise naming.error("column", "already_exists") from None
     await meta.forget_table(ctx, table)
     return column_from_row(row)
 
@@ -68,6 +67,18 @@ async def column_update(ctx, *, naming: Naming, table: dict, kind: str, key: str
     Raises 404 for an unknown key, 400 ``column_type_invalid`` / ``attribute_type_invalid``
     when ``kind`` is not the column's kind, 409 when ``newKey`` is taken.
     """
+    find_column(naming, table, key)  # 404 before any lock for a key that never existed
+    with races(missing=lambda: naming.error("column", "not_found"),
+               exists=lambda: naming.error("column", "already_exists")):
+        async with ctx.db.transaction() as tx:
+            table = await meta.lock_table(tx, naming, table)
+            row = await _update_locked(tx, naming, table, kind, key, params)
+    await meta.forget_table(ctx, table)
+    return column_from_row(row)
+
+
+async def _update_locked(tx, naming: Naming, table: dict, kind: str, key: str, params: dict) -> dict:
+    """:func:`column_update`'s checks and writes, on ``table`` as re-read under its lock."""
     column = find_column(naming, table, key)
     if column["kind"] != kind and not {column["kind"], kind} <= {"string", "varchar"}:
         raise naming.error("column", "type_invalid", f'{naming.column.capitalize()} "{key}" is not of kind {kind}.')
@@ -78,25 +89,23 @@ async def column_update(ctx, *, naming: Naming, table: dict, kind: str, key: str
         check_key(new_key, "newKey")
         if any(c["key"] == new_key for c in table["columns"]):
             raise naming.error("column", "already_exists")
-    async with ctx.db.transaction() as tx:
-        row = await tx.fetchone(
-            "UPDATE databases_column SET key = %s, required = %s, size = %s, spec = %s, updated_at = %s "
-            "WHERE id = %s RETURNING *",
-            (new_key, required, size, tx.json(spec), tx.dt(now()), column["id"]),
-        )
-        if new_key != key:
-            await tx.execute(dialect.rename_key(tx, table["id"], key, new_key))
-            for index in table["indexes"]:
-                if key in index["columns"]:
-                    cols = [new_key if c == key else c for c in index["columns"]]
-                    await tx.execute("UPDATE databases_index SET columns = %s WHERE id = %s",
-                                     (tx.json(cols), index["id"]))
-                    await ddl.drop(tx, table["id"], index["id"])
-                    kinds = {(new_key if k == key else k): v for k, v in ddl.spatial_kinds(table).items()}
-                    await ddl.create(tx, table["id"], {**index, "columns": cols},
-                                     ddl.array_keys(table) | ({new_key} if column["array"] else set()), kinds)
-    await meta.forget_table(ctx, table)
-    return column_from_row(row)
+    row = present(await tx.fetchone(
+        "UPDATE databases_column SET key = %s, required = %s, size = %s, spec = %s, updated_at = %s "
+        "WHERE id = %s RETURNING *",
+        (new_key, required, size, tx.json(spec), tx.dt(now()), column["id"]),
+    ))
+    if new_key != key:
+        await tx.execute(dialect.rename_key(tx, table["id"], key, new_key))
+        for index in table["indexes"]:
+            if key in index["columns"]:
+                cols = [new_key if c == key else c for c in index["columns"]]
+                await tx.execute("UPDATE databases_index SET columns = %s WHERE id = %s",
+                                 (tx.json(cols), index["id"]))
+                await ddl.drop(tx, table["id"], index["id"])
+                kinds = {(new_key if k == key else k): v for k, v in ddl.spatial_kinds(table).items()}
+                await ddl.create(tx, table["id"], {**index, "columns": cols},
+                                 ddl.array_keys(table) | ({new_key} if column["array"] else set()), kinds)
+    return row
 
 
 async def column_delete(ctx, *, naming: Naming, table: dict, key: str) -> None:
@@ -108,13 +117,16 @@ async def column_delete(ctx, *, naming: Naming, table: dict, key: str) -> None:
 
         await relationship_delete(ctx, naming=naming, table=table, column=column)
         return
-    async with ctx.db.transaction() as tx:
-        for index in table["indexes"]:
-            if key in index["columns"]:
-                await ddl.drop(tx, table["id"], index["id"])
-                await tx.execute("DELETE FROM databases_index WHERE id = %s", (index["id"],))
-        await tx.execute("DELETE FROM databases_column WHERE id = %s", (column["id"],))
-        await tx.execute(dialect.remove_key(tx, table["id"], key))
+    with races(missing=lambda: naming.error("column", "not_found")):
+        async with ctx.db.transaction() as tx:
+            table = await meta.lock_table(tx, naming, table)
+            column = find_column(naming, table, key)  # 404: deleted by a request that held the lock first
+            for index in table["indexes"]:
+                if key in index["columns"]:
+                    await ddl.drop(tx, table["id"], index["id"])
+                    await tx.execute("DELETE FROM databases_index WHERE id = %s", (index["id"],))
+            present(await tx.fetchval("DELETE FROM databases_column WHERE id = %s RETURNING id", (column["id"],)))
+            await tx.execute(dialect.remove_key(tx, table["id"], key))
     await meta.forget_table(ctx, table)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apps.core.db import UniqueViolation, now
+from apps.core.db import UniqueViolation, now, present, races
 from apps.core.errors import AppwriteError
 from apps.databases import extensions
 from apps.databases import sql as dialect
@@ -67,16 +67,18 @@ async def index_create(ctx, *, naming: Naming, table: dict, key: str, kind: str,
     a unique index over values that already repeat; 400 ``index_limit_exceeded``.
     """
     check_key(key, "key")
-    if any(i["key"] == key for i in table["indexes"]):
-        raise AppwriteError("index_already_exists")
-    if len(table["indexes"]) >= MAX_INDEXES:
-        raise AppwriteError("index_limit_exceeded")
-    orders = _check(naming, table, kind, columns, orders)
+    _check(naming, table, kind, columns, orders)  # refused before any lock
     if kind == "trigram" and dialect.is_pg(ctx.db):
         await extensions.ensure(ctx.db, "pg_trgm", "Trigram indexes")
     ts = ctx.db.dt(now())
     try:
         async with ctx.db.transaction() as tx:
+            table = await meta.lock_table(tx, naming, table)
+            if any(i["key"] == key for i in table["indexes"]):
+                raise AppwriteError("index_already_exists")
+            if len(table["indexes"]) >= MAX_INDEXES:
+                raise AppwriteError("index_limit_exceeded")
+            orders = _check(naming, table, kind, columns, orders)  # the columns as they are now
             try:
                 row = await tx.fetchone(
                     "INSERT INTO databases_index (table_id, key, type, columns, orders, lengths, created_at, updated_at) "
@@ -94,9 +96,14 @@ async def index_create(ctx, *, naming: Naming, table: dict, key: str, kind: str,
             "lengths": lengths or [], "created_at": ts, "updated_at": ts}
 
 
-async def index_delete(ctx, *, table: dict, key: str) -> None:
-    index = find_index(table, key)
-    async with ctx.db.transaction() as tx:
-        await ddl.drop(tx, table["id"], index["id"])
-        await tx.execute("DELETE FROM databases_index WHERE id = %s", (index["id"],))
+async def index_delete(ctx, *, naming: Naming, table: dict, key: str) -> None:
+    """Delete the index ``key`` and its SQL index. Raises 404 ``index_not_found`` (also when a
+    concurrent request deleted it first)."""
+    find_index(table, key)
+    with races(missing=lambda: AppwriteError("index_not_found")):
+        async with ctx.db.transaction() as tx:
+            table = await meta.lock_table(tx, naming, table)
+            index = find_index(table, key)
+            await ddl.drop(tx, table["id"], index["id"])
+            present(await tx.fetchval("DELETE FROM databases_index WHERE id = %s RETURNING id", (index["id"],)))
     await meta.forget_table(ctx, table)

@@ -247,8 +247,16 @@ async def row_upsert(ctx, *, naming: Naming, database: dict, table: dict, row_ui
                                        permissions=permissions)
     row_uid = resolve_id(row_uid, naming.row_id)
     new_permissions = None if permissions is None else item_permissions(ctx, permissions)
-    async with ctx.db.transaction() as tx:
-        row, created = await upsert_in(ctx, tx, naming, table, row_uid, data or {}, new_permissions)
+    try:
+        async with ctx.db.transaction() as tx:
+            row, created = await upsert_in(ctx, tx, naming, table, row_uid, data or {}, new_permissions)
+    except AppwriteError as err:
+        # A concurrent upsert of the same ID inserted it between our read and our insert: once
+        # more, now as an update. A 409 then is a unique index clash (the row exists now).
+        if err.type != f"{naming.row}_already_exists":
+            raise
+        async with ctx.db.transaction() as tx:
+            row, created = await upsert_in(ctx, tx, naming, table, row_uid, data or {}, new_permissions)
     await announce_row(ctx, database, table, row, "create" if created else "update")
     return row, created
 

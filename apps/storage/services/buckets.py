@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apps.core.db import UniqueViolation, now
+from apps.core.db import UniqueViolation, now, present, races
 from apps.core.errors import AppwriteError
 from apps.storage import selectors
 
@@ -38,7 +38,8 @@ async def bucket_update(ctx, *, bucket_uid: str, **fields) -> dict:
     )
     if not count:
         raise AppwriteError("storage_bucket_not_found")
-    return await selectors.bucket_get(ctx, bucket_uid=bucket_uid)
+    with races(missing=_bucket_not_found):  # deleted right after the update
+        return present(await selectors.bucket_get(ctx, bucket_uid=bucket_uid))
 
 
 async def bucket_delete(ctx, *, bucket_uid: str) -> None:
@@ -53,6 +54,8 @@ async def bucket_delete(ctx, *, bucket_uid: str) -> None:
     from apps.storage.tasks import purge_bucket
 
     bucket = await selectors.bucket_get(ctx, bucket_uid=bucket_uid)
+    if bucket is None:  # deleted by a concurrent request a moment ago
+        raise _bucket_not_found()
     trash = await trash_project_id(ctx)
     async with ctx.db.transaction() as tx:
         if ctx.db.vendor == "postgresql":
@@ -67,6 +70,10 @@ async def bucket_delete(ctx, *, bucket_uid: str) -> None:
         if not moved:  # deleted by a concurrent request a moment ago
             raise AppwriteError("storage_bucket_not_found")
         await enqueue(tx, purge_bucket, bucket_id=bucket["id"])
+
+
+def _bucket_not_found() -> AppwriteError:
+    return AppwriteError("storage_bucket_not_found")
 
 
 def _adapt(ctx, name: str, value):

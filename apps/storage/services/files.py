@@ -8,7 +8,7 @@ import os
 import shutil
 
 from apps.core import permissions as perms
-from apps.core.db import ForeignKeyViolation, UniqueViolation, as_json, now
+from apps.core.db import ForeignKeyViolation, UniqueViolation, as_json, now, present, races
 from apps.core.errors import AppwriteError
 from apps.core.events import WriteEvent, announce
 from apps.core.runtime import run_blocking
@@ -179,7 +179,8 @@ async def finish(ctx, bucket: dict, file_id: int, *, key: str, size: int, signat
 async def file_update(ctx, *, bucket: dict, file: dict, name: str | None, permissions: list[str] | None) -> dict:
     """Rename a file and/or replace its permissions; returns the fresh row.
 
-    Raises 401 ``user_unauthorized`` (no update permission, or an ungrantable role).
+    Raises 401 ``user_unauthorized`` (no update permission, or an ungrantable role), 404
+    ``storage_file_not_found`` when a concurrent request deleted it.
     """
     if not can(ctx, bucket, file, "update"):
         raise AppwriteError("user_unauthorized")
@@ -188,24 +189,27 @@ async def file_update(ctx, *, bucket: dict, file: dict, name: str | None, permis
         perms.check_grantable(ctx.auth, new_perms)
     else:
         new_perms = as_json(file["permissions"]) or []
-    row = await ctx.db.fetchone(
-        "UPDATE storage_file SET name = %s, permissions = %s, read_roles = %s, updated_at = %s WHERE id = %s "
-        "RETURNING *",
-        (clean_name(name) if name else file["name"], ctx.db.json(new_perms), read_roles(new_perms),
-         ctx.db.dt(now()), file["id"]),
-    )
+    with races(missing=lambda: AppwriteError("storage_file_not_found")):  # deleted meanwhile
+        row = present(await ctx.db.fetchone(
+            "UPDATE storage_file SET name = %s, permissions = %s, read_roles = %s, updated_at = %s WHERE id = %s "
+            "RETURNING *",
+            (clean_name(name) if name else file["name"], ctx.db.json(new_perms), read_roles(new_perms),
+             ctx.db.dt(now()), file["id"]),
+        ))
     if row["status"] == "ready":
         await _announce(ctx, bucket, row, "update")
     return row
 
 
 async def file_delete(ctx, *, bucket: dict, file: dict) -> None:
-    """Delete a file's row, its chunks and its bytes. Raises 401 ``user_unauthorized``."""
+    """Delete a file's row, its chunks and its bytes. Raises 401 ``user_unauthorized``, 404
+    ``storage_file_not_found`` when a concurrent request deleted it first."""
     if not can(ctx, bucket, file, "delete"):
         raise AppwriteError("user_unauthorized")
-    async with ctx.db.transaction() as tx:
-        await tx.execute("DELETE FROM storage_chunk WHERE file_id = %s", (file["id"],))
-        await tx.execute("DELETE FROM storage_file WHERE id = %s", (file["id"],))
+    with races(missing=lambda: AppwriteError("storage_file_not_found")):  # a concurrent delete came first
+        async with ctx.db.transaction() as tx:
+            await tx.execute("DELETE FROM storage_chunk WHERE file_id = %s", (file["id"],))
+            present(await tx.fetchval("DELETE FROM storage_file WHERE id = %s RETURNING id", (file["id"],)))
     if file["status"] == "ready":
         await run_blocking(ctx.mode, backends.delete, file["key"])
         await _announce(ctx, bucket, file, "delete")

@@ -1,0 +1,82 @@
+"""Database faults as API answers, for both PostgreSQL drivers (the async pool and Django's).
+
+* A connection lost mid-request (PostgreSQL restarted, the network cut) or none to be had
+  within the pool wait: 503 ``general_service_unavailable`` with ``Retry-After``
+  (:class:`DatabaseUnavailable`). The pipeline runs a GET/HEAD once more on a new connection
+  when its connection was lost (``lost``): a read has nothing to undo.
+* A statement cancelled by ``statement_timeout`` (``DB_STATEMENT_TIMEOUT_MS``): 408
+  ``database_timeout`` (Appwrite's type for a query that ran too long).
+* A deadlock or serialization failure (PostgreSQL rolled the transaction back): 503 with
+  ``Retry-After``; nothing was written.
+* Dead idle connections (every pooled connection after a PostgreSQL restart): found at
+  checkout by :func:`is_dead`, which reads what waits on the socket without blocking - a
+  server that closed the connection has sent its goodbye and end-of-file - so a live
+  connection costs one ``recv`` system call and no round trip. A dead one is closed (the pool
+  replaces it), the pool's other idle connections are swept once, and the caller gets another.
+"""
+
+from __future__ import annotations
+
+from apps.core.errors import AppwriteError
+
+RETRY_AFTER = "1"  # seconds (header value): a restart or a conflict is over in about that time
+
+
+class DatabaseUnavailable(AppwriteError):
+    """503 ``general_service_unavailable`` with ``Retry-After``; ``lost`` when the request's
+    connection broke (the request may be retried on a new one), not when none could be had."""
+
+    def __init__(self, message: str | None = None, *, lost: bool = False):
+        super().__init__("general_service_unavailable", message or "The database is unavailable. Please try again "
+                         "shortly.", headers={"Retry-After": RETRY_AFTER})
+        self.lost = lost
+
+
+def is_dead(conn) -> bool:
+    """True when psycopg connection ``conn`` (idle, just taken from a pool) can no longer be
+    used: libpq reads whatever is waiting on its socket without blocking (``PQconsumeInput``);
+    a server that ended the session has sent a FATAL message and closed it."""
+    pg = conn.pgconn
+    if pg.status != 0:  # CONNECTION_OK
+        return True
+    try:
+        # Twice: the first read returns with the server's FATAL message, the second meets the
+        # end of file (libpq stops reading once it got data). On a live connection both find
+        # nothing (measured: about 1 us each).
+        pg.consume_input()
+        pg.consume_input()
+    except Exception:  # psycopg.OperationalError: "server closed the connection unexpectedly"
+        return True
+    return pg.status != 0
+
+
+def translate(exc: BaseException) -> AppwriteError | None:
+    """The answer for ``exc`` when it is a fault of the database rather than of the request:
+    a psycopg or psycopg-pool error, or Django's wrapper of one (its ``__cause__``). ``None``
+    for anything else (the caller re-raises it)."""
+    from psycopg import InterfaceError, OperationalError, errors
+    from psycopg_pool import PoolTimeout, TooManyRequests
+
+    cause = exc if isinstance(exc, (OperationalError, InterfaceError)) else exc.__cause__
+    if isinstance(cause, (PoolTimeout, TooManyRequests)):
+        return DatabaseUnavailable()
+    if isinstance(cause, errors.QueryCanceled):
+        return AppwriteError("database_timeout")
+    if isinstance(cause, errors.TransactionRollback):
+        return DatabaseUnavailable("A concurrent request changed the same data. Please try again.")
+    if isinstance(cause, (OperationalError, InterfaceError)):
+        return DatabaseUnavailable(lost=True)
+    return None
+
+
+def check_django_pool(conn) -> None:
+    """``check`` callback of Django's connection pool (the WSGI build): raises for a dead
+    connection (psycopg-pool then discards it and hands out another, at once for the first)
+    after sweeping the pool's other idle connections, which died with it."""
+    if not is_dead(conn):
+        return
+    from django.db import connections
+
+    conn.close()
+    connections["default"].pool.check()
+    raise DatabaseUnavailable(lost=True)

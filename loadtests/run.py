@@ -1,4 +1,4 @@
-"""ASGI vs WSGI load-test comparison (issue 8). See loadtests/README.md.
+"""ASGI vs WSGI load-test comparison. See loadtests/README.md.
 
     .venv/bin/python loadtests/run.py --scenarios ping,read,mix --duration 60s --rounds 3
 
@@ -15,10 +15,13 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
+import socket
 import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -52,16 +55,20 @@ def parse_args(argv=None):
     a("--abuse-overhead", action="store_true", help="also run `create` with abuse on vs ABUSE_ENABLED=false")
     a("--smoke", action="store_true", help="CI smoke: 5 VUs, 2 s, one round, every scenario, both builds")
     a("--label", default="", help="results folder suffix (default: the mode)")
-    a("--results-dir", default=str(ROOT / "loadtests" / "results"))
+    a("--results-dir", default="",
+      help="where the results folder goes (default loadtests/results; with --smoke a temporary folder)")
     a("--server-cpus", default="0", help="taskset CPU list for the server")
     a("--k6-cpus", default="1", help="taskset CPU list for k6 ('' = unpinned)")
-    a("--pg-url", default="postgres://postgres@127.0.0.1:5432/postgres", help="admin URL of the PostgreSQL server")
-    a("--database", default="bench_lt", help="benchmark database name (created and migrated)")
+    a("--pg-url", default=_admin_url(), help="admin URL of the PostgreSQL server (default: DATABASE_URL's server)")
+    a("--database", default=_own_database(),
+      help="benchmark database name, created and migrated (default: DATABASE_URL's name + '_bench')")
     a("--fresh", action="store_true", help="drop and recreate the benchmark database first")
-    a("--redis-url", default="redis://127.0.0.1:6379/8")
+    a("--drop-database", action="store_true", help="drop the benchmark database at the end (implied by --smoke)")
+    a("--redis-url", default=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/8",
+      help="the servers' Redis (default: REDIS_URL)")
     a("--users", type=int, default=0, help="seeded users (default: one per VU)")
     a("--big-file-mb", type=int, default=20)
-    a("--port", type=int, default=18431)
+    a("--port", type=int, default=0, help="the servers' port (default: a free one)")
     a("--target-url", default="", help="run against an external server (no server metrics); needs --project, --key")
     a("--project", default="bench")
     a("--key", default="")
@@ -70,7 +77,10 @@ def parse_args(argv=None):
     a("--seed-only", action="store_true", help="seed, write seed.json into the results folder, stop")
     a("--report-only", default="", metavar="DIR", help="rewrite DIR/report.md and chart.png from DIR/results.json")
     args = p.parse_args(argv)
+    if not args.port:
+        args.port = _free_port()
     if args.smoke:
+        args.drop_database = True
         args.vus, args.duration, args.rounds, args.warmup = 5, "2s", 1, "0"
         args.scenarios = ",".join(n for n in SCENARIOS if n != "account") if args.scenarios == DEFAULT else args.scenarios
         args.big_file_mb = min(args.big_file_mb, 6)
@@ -80,6 +90,27 @@ def parse_args(argv=None):
         if "=" not in item or not item.split("=", 1)[0]:
             p.error(f"--server-env takes NAME=VALUE, got {item!r}")
     return args
+
+
+def _admin_url() -> str:
+    """The maintenance database (``/postgres``) on ``DATABASE_URL``'s server."""
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        return "postgres://postgres@127.0.0.1:5432/postgres"
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "/postgres", "", ""))
+
+
+def _own_database() -> str:
+    """``<DATABASE_URL's database>_bench``, so two users of one PostgreSQL server never share it."""
+    name = urlsplit(os.environ.get("DATABASE_URL", "")).path.strip("/")
+    return f"{name}_bench" if name else "bench_lt"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def check_services(args) -> None:
@@ -183,13 +214,35 @@ class Bench:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    try:
+        return run(args, argv)
+    finally:
+        if args.drop_database and not args.target_url and not args.report_only:
+            _drop_database(args)
+
+
+def _drop_database(args) -> None:
+    import psycopg
+
+    try:
+        with psycopg.connect(args.pg_url, autocommit=True, connect_timeout=3) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{args.database}" WITH (FORCE)')
+        log(f"database {args.database} dropped")
+    except psycopg.Error as exc:
+        log(f"could not drop database {args.database}: {exc}")
+
+
+def run(args, argv=None) -> int:
+    """One benchmark (or report rewrite) as ``args`` say; see the module docstring."""
     if args.report_only:
         saved = json.loads((Path(args.report_only) / "results.json").read_text())
         write_report(Path(args.report_only), saved["meta"], saved["rows"])
         return 0
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d-%H%M")
     label = args.label or ("smoke" if args.smoke else "external" if args.target_url else "comparison")
-    out = Path(args.results_dir) / f"{stamp}-{label}"
+    results_dir = args.results_dir or (tempfile.mkdtemp(prefix="loadtests-smoke-") if args.smoke
+                                       else str(ROOT / "loadtests" / "results"))
+    out = Path(results_dir) / f"{stamp}-{label}"
     (out / "summaries").mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="loadtests-"))
     bench = Bench(args, out, work)
@@ -211,8 +264,6 @@ def main(argv=None) -> int:
                             "DB_POOL_MIN_SIZE": "1", "DB_POOL_MAX_SIZE": "20", "LOG_LEVEL": "WARNING",
                             "APP_ENV": "development", "DEBUG": "false", **abuse_env(args.vus),
                             **dict(item.split("=", 1) for item in args.server_env)}
-        import os
-
         mig_env = {**os.environ, **bench.server_env}
         log(f"database {args.database}: create/migrate")
         seeding.prepare_database(args.pg_url, args.database, args.fresh, mig_env)

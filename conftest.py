@@ -167,6 +167,14 @@ def live_env(django_db_setup, django_db_blocker, tmp_path_factory) -> dict[str, 
     else:
         env["SQLITE_PATH"] = name
     env.setdefault("DB_POOL_MIN_SIZE", "1")
+    # Small pools: a run keeps up to three session servers (ASGI, WSGI with two workers, the
+    # naive ASGI build) and a module's own servers alive at once, each ASGI process with two
+    # pools (/v1 and Django's). With the production default of 20 the suite held up to 62
+    # PostgreSQL connections; tests that need more concurrency queue on the pool (its wait is
+    # DB_POOL_TIMEOUT) instead of taking a shared server's connections. Idle connections are
+    # closed after 30 s instead of 5 min, so a burst in one module does not pin them for the next.
+    env.setdefault("DB_POOL_MAX_SIZE", "4")
+    env.setdefault("DB_POOL_MAX_IDLE", "30")
     env["STORAGE_ROOT"] = str(tmp_path_factory.mktemp("storage"))
     env.pop("STORAGE_UPLOAD_DIR", None)
     env["PYTHONUNBUFFERED"] = "1"

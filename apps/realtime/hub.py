@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 import weakref
 
 import orjson
@@ -149,7 +148,7 @@ class Hub:
         """Set where to read from: the stream's newest entry the first time; after a reconnect,
         ``last_id`` or, if that is older than the replay window, the window's start."""
         key = stream_key()
-        if self.last_id is None:
+        if self.last_id is None:  # first start: from the newest entry on
             newest = await client.xrevrange(key, count=1)
             self.last_id = newest[0][0].decode() if newest else "0-0"
             self._positioned.set()
@@ -168,6 +167,8 @@ class Hub:
     async def _check_trimmed(self, client, key: str) -> None:
         """Warn when the entry after ``last_id`` may be gone (trimmed, or Redis restarted
         without persistence): the stream's oldest entry is later than ``last_id``."""
+        if self.last_id == "0-0":  # nothing was ever read: nothing can have been missed
+            return
         oldest = await client.xrange(key, count=1)
         if oldest and _after(oldest[0][0].decode(), self.last_id):
             log.warning("realtime: the event stream no longer holds entry %s: events trimmed "
@@ -189,10 +190,3 @@ class Hub:
                             log.warning("realtime: undecodable stream entry %s skipped", self.last_id)
                             continue
                         self.dispatch(project, message)
-
-
-def stats() -> dict:
-    """Counters of this loop's hub (for tests and logs)."""
-    hub = get_hub()
-    return {"last_id": hub.last_id, "reconnects": hub.reconnects, "skipped": hub.skipped,
-            "projects": len(hub.members), "at": time.time()}

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import weakref
 
 import orjson
@@ -123,12 +124,16 @@ class Hub:
         import redis.asyncio as aioredis
 
         delay = 0.05
+        down_since = None  # monotonic time of the first failure of the current outage
         while True:
             client = aioredis.Redis.from_url(
                 settings.REDIS_URL, socket_connect_timeout=settings.REDIS_TIMEOUT,
                 socket_timeout=BLOCK_MS / 1000 + settings.REDIS_TIMEOUT, socket_keepalive=True)
             try:
                 await self._position(client)
+                if down_since is not None:
+                    log.warning("realtime: stream reader back after %.1f s", time.monotonic() - down_since)
+                    down_since = None
                 delay = 0.05
                 await self._read(client)
             except asyncio.CancelledError:
@@ -136,8 +141,10 @@ class Hub:
             except Exception as exc:  # noqa: BLE001 - Redis lost: reconnect and read on from last_id
                 self._failure = exc
                 self.reconnects += 1
-                log.warning("realtime: stream reader lost Redis (%s); reading on from %s when it is back",
-                            exc, self.last_id)
+                if down_since is None:  # one line per outage, not one per retry
+                    down_since = time.monotonic()
+                    log.warning("realtime: stream reader lost Redis (%s); reading on from %s when it is back",
+                                exc, self.last_id)
             finally:
                 with contextlib.suppress(Exception):
                     await client.aclose()

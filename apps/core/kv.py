@@ -55,9 +55,12 @@ class KV:
         for channel, data in messages:
             await self.publish(channel, data)
 
-    async def append_stream(self, key: str, maxlen: int, entries: list[tuple[bytes | str, bytes]]) -> None:
+    async def append_stream(self, key: str, maxlen: int, max_age: float,
+                            entries: list[tuple[bytes | str, bytes]]) -> None:
         """``XADD`` one ``{p: <first>, m: <second>}`` entry per pair of ``entries`` to the stream
-        ``key``, in order, trimming it to about ``maxlen`` entries (``MAXLEN ~``); one round trip.
+        ``key``, in order, in one round trip; then trim it to about ``maxlen`` entries
+        (``MAXLEN ~``) and to those of the last ``max_age`` seconds (``MINID ~``), and let it
+        expire after ``max_age`` seconds without writes.
         Raises :class:`KVUnavailable` when Redis fails; without Redis there is no stream
         (``NotImplementedError``: the caller delivers in-process)."""
         raise NotImplementedError
@@ -167,12 +170,19 @@ return #ARGV / 2
 """
 
 
-# KEYS[1]: a stream; ARGV[1]: its approximate length bound; then (p, m) pairs, one entry each.
+# KEYS[1]: a stream; ARGV[1]: its approximate length bound; ARGV[2]: the age in ms past which
+# entries are trimmed (by Redis's clock) and after which an idle stream expires; then (p, m)
+# pairs, one entry each. Trimming by age too keeps a burst of large events from holding
+# MAXLEN x their size in memory.
 _XADD_ALL = """
-for i = 2, #ARGV, 2 do
+for i = 3, #ARGV, 2 do
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'p', ARGV[i], 'm', ARGV[i + 1])
 end
-return (#ARGV - 1) / 2
+local now = redis.call('TIME')
+local oldest = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - tonumber(ARGV[2])
+redis.call('XTRIM', KEYS[1], 'MINID', '~', string.format('%.0f', oldest) .. '-0')
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return (#ARGV - 2) / 2
 """
 
 
@@ -185,8 +195,8 @@ def _scripts():
 _HIT_WINDOWS_SCRIPT, _PUBLISH_ALL_SCRIPT, _XADD_ALL_SCRIPT = _scripts()
 
 
-def _xadd_args(maxlen: int, entries) -> list:
-    return [maxlen, *[part for entry in entries for part in entry]]
+def _xadd_args(maxlen: int, max_age: float, entries) -> list:
+    return [maxlen, int(max_age * 1000), *[part for entry in entries for part in entry]]
 
 
 def _pairs(flat) -> list[tuple[int, int]]:
@@ -244,11 +254,9 @@ class RedisAsync(KV):
             return await self.publish(*messages[0]) if messages else None
         await self._script(_PUBLISH_ALL_SCRIPT, [], [part for message in messages for part in message])
 
-    async def append_stream(self, key, maxlen, entries):
-        if len(entries) == 1:
-            await self._call("XADD", key, "MAXLEN", "~", maxlen, "*", "p", entries[0][0], "m", entries[0][1])
-        elif entries:
-            await self._script(_XADD_ALL_SCRIPT, [key], _xadd_args(maxlen, entries))
+    async def append_stream(self, key, maxlen, max_age, entries):
+        if entries:
+            await self._script(_XADD_ALL_SCRIPT, [key], _xadd_args(maxlen, max_age, entries))
 
     async def close(self):
         await self._client.close()
@@ -301,9 +309,9 @@ class RedisSync(KV):
         if messages:
             self._call(self._publish_all, args=[part for message in messages for part in message])
 
-    async def append_stream(self, key, maxlen, entries):
+    async def append_stream(self, key, maxlen, max_age, entries):
         if entries:
-            self._call(self._xadd_all, keys=[key], args=_xadd_args(maxlen, entries))
+            self._call(self._xadd_all, keys=[key], args=_xadd_args(maxlen, max_age, entries))
 
     async def close(self):
         self._pool.disconnect()

@@ -73,7 +73,7 @@ async def on_writes(ctx, events: list[WriteEvent]) -> None:
         return
     if settings.REDIS_URL:
         kv = getattr(ctx, "kv", None) or get_kv(getattr(ctx, "mode", "async"))
-        await kv.append_stream(stream_key(), settings.REALTIME_STREAM_MAXLEN,
+        await kv.append_stream(stream_key(), settings.REALTIME_STREAM_MAXLEN, settings.REALTIME_REPLAY_SECONDS,
                                [encode(project, message) for project, message in out])
         return
     if getattr(ctx, "mode", "async") == "sync":

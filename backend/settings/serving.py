@@ -49,7 +49,8 @@ REALTIME_PUBLISH_RETRY_SECONDS = _env_float("REALTIME_PUBLISH_RETRY_SECONDS", 1.
 # Events travel on a Redis stream (apps/realtime/hub.py) trimmed to about this many entries; a
 # process that lost Redis delivers what it missed when it is back, if still in the stream.
 REALTIME_STREAM_MAXLEN = _env_int("REALTIME_STREAM_MAXLEN", 10000, minimum=100)
-# ... and if not older than this many seconds (older missed events are skipped and logged).
+# ... and if not older than this many seconds (older missed events are skipped and logged;
+# writers trim entries older than this and an idle stream expires after it).
 REALTIME_REPLAY_SECONDS = _env_float("REALTIME_REPLAY_SECONDS", 30.0, positive=True)
 # --- Serving (backend.serve) -------------------------------------------------------------------
 # The launcher ``python -m backend.serve`` execs the server named here for the ASGI build, or

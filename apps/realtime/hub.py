@@ -186,6 +186,10 @@ class Hub:
         key = stream_key()
         while True:
             reply = await client.xread({key: self.last_id}, count=READ_COUNT, block=BLOCK_MS)
+            # Let what is already runnable go first: when this process wrote the event, the
+            # request that wrote it finishes (its XADD reply came with this one) before hundreds
+            # of socket writers are woken ahead of it.
+            await asyncio.sleep(0)
             for _, entries in reply or ():
                 for entry_id, fields in entries:
                     self.last_id = entry_id.decode()

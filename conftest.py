@@ -73,6 +73,48 @@ SERVER_COMMANDS = {
 }
 
 
+@dataclass
+class PrivateRedis:
+    """A throw-away ``redis-server`` on its own free port, never the shared one, that a test may
+    stop and start again. Without ``data_dir`` it keeps nothing across a restart; with it, it
+    saves to ``data_dir/dump.rdb`` on shutdown and loads it on start (a graceful restart)."""
+
+    port: int
+    data_dir: Path | None = None
+    proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        import shutil
+
+        import redis
+
+        persist = ["--dir", str(self.data_dir), "--save", "3600 1"] if self.data_dir else ["--save", ""]
+        self.proc = subprocess.Popen(
+            [shutil.which("redis-server") or "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+             "--appendonly", "no", *persist],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.5)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                if client.ping():
+                    return
+            except redis.RedisError:
+                time.sleep(0.05)
+        raise RuntimeError(f"redis-server on port {self.port} did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+        self.proc = None
+
+
 def start_server(kind: str, env: dict[str, str], port: int | None = None, command: list[str] | None = None,
                  wait: float = 40) -> LiveServer:
     """Start a server process and wait until ``/v1/health/version`` answers 200."""
@@ -128,6 +170,14 @@ def live_env(django_db_setup, django_db_blocker, tmp_path_factory) -> dict[str, 
     else:
         env["SQLITE_PATH"] = name
     env.setdefault("DB_POOL_MIN_SIZE", "1")
+    # Small pools: a run keeps up to three session servers (ASGI, WSGI with two workers, the
+    # naive ASGI build) and a module's own servers alive at once, each ASGI process with two
+    # pools (/v1 and Django's). With the production default of 20 the suite held up to 62
+    # PostgreSQL connections; tests that need more concurrency queue on the pool (its wait is
+    # DB_POOL_TIMEOUT) instead of taking a shared server's connections. Idle connections are
+    # closed after 30 s instead of 5 min, so a burst in one module does not pin them for the next.
+    env.setdefault("DB_POOL_MAX_SIZE", "4")
+    env.setdefault("DB_POOL_MAX_IDLE", "30")
     env["STORAGE_ROOT"] = str(tmp_path_factory.mktemp("storage"))
     env.pop("STORAGE_UPLOAD_DIR", None)
     env["PYTHONUNBUFFERED"] = "1"
@@ -197,9 +247,9 @@ def drop_cached(*tags: str) -> None:
     import redis
     from django.conf import settings
 
-    from apps.core.cache import CHANNEL
+    from apps.core.cache import channel
 
-    redis.Redis.from_url(settings.REDIS_URL).publish(CHANNEL, "\n".join(tags).encode())
+    redis.Redis.from_url(settings.REDIS_URL).publish(channel(), "\n".join(tags).encode())
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ workers) serving ``backend.wsgi:application``.
 (the only reader of the environment), so a production start with a missing secret fails here,
 before a port is opened.
 
-What each server is asked for (django-asgi-facts §4):
+What each server is asked for:
 
 * bind ``BIND_HOST:PORT``; no in-process workers (scale out with more containers);
 * graceful shutdown: on SIGTERM stop accepting, let in-flight requests finish for up to

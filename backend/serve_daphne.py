@@ -10,7 +10,7 @@ own ``Server`` and adds, on SIGTERM or SIGINT:
 3. wait up to ``SERVER_GRACEFUL_TIMEOUT`` seconds for in-flight HTTP requests to finish;
 4. run the lifespan shutdown (closes the PostgreSQL and Redis pools), then stop the reactor.
 
-Daphne buffers whole request bodies in memory (django-asgi-facts §6): it must only run behind a
+Daphne buffers whole request bodies in memory: it must only run behind a
 proxy whose body cap bounds that (the compose ``lb`` service: ``client_max_body_size``).
 """
 

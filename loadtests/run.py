@@ -66,8 +66,12 @@ def report(out: Path, meta: dict, rows: list[dict]) -> None:
 def drop_database(args) -> None:
     import psycopg
 
-    with psycopg.connect(args.pg_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{args.database}" WITH (FORCE)')
+    try:
+        with psycopg.connect(args.pg_url, autocommit=True, connect_timeout=3) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{args.database}" WITH (FORCE)')
+        log(f"database {args.database} dropped")
+    except psycopg.Error as exc:
+        log(f"could not drop database {args.database}: {exc}")
 
 
 def main(argv=None) -> int:
@@ -93,8 +97,9 @@ def main(argv=None) -> int:
         return _run(bench, argv)
     finally:
         bench.stop_current()  # never leave a server behind, also when a stage failed
-        if args.smoke and not args.target_url:
+        if args.drop_database and not args.target_url:
             drop_database(args)
+        if args.smoke:
             shutil.rmtree(work, ignore_errors=True)
         if scratch:
             log(f"smoke: removing {args.results_dir} (pass --results-dir to keep it)")

@@ -1,4 +1,4 @@
-// Server comparison (issue 7, README "Choosing the ASGI server"): closed-loop VUs on one endpoint.
+// Server comparison (README "Choosing the ASGI server"): closed-loop VUs on one endpoint.
 //   k6 run -e BASE_URL=http://127.0.0.1:8000 -e PROJECT=demo -e KEY=<api key> -e SCENARIO=ping|account \
 //          -e VUS=100 -e DURATION=15s loadtests/servers.js
 // SCENARIO=ping: GET /v1/ping with the project header; SCENARIO=account: GET /v1/account with a

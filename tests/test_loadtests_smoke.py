@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import psycopg
 
-from conftest import ROOT, free_port
+from conftest import ROOT
 
 
 def _admin_url() -> tuple[str, str]:
@@ -23,19 +26,33 @@ def _admin_url() -> tuple[str, str]:
     return f"{parts.scheme}://{parts.netloc}/postgres", f"{parts.path.lstrip('/') or 'test'}_ltsmoke"
 
 
-def test_smoke_runs_every_available_scenario_on_both_builds(tmp_path):
+def test_smoke_runs_every_available_scenario_on_both_builds():
+    """With the defaults (server port, Redis, PostgreSQL server from the environment) the smoke
+    run leaves nothing behind: its database is dropped, its results are in a temporary folder."""
     admin, database = _admin_url()
-    redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
-    cmd = [sys.executable, "loadtests/run.py", "--smoke", "--fresh", "--results-dir", str(tmp_path),
-           "--pg-url", admin, "--database", database, "--redis-url", redis_url, "--port", str(free_port())]
+    tracked = ROOT / "loadtests" / "results"
+    before = set(tracked.iterdir())
+    cmd = [sys.executable, "loadtests/run.py", "--smoke", "--fresh", "--database", database]
     try:
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=170)
+        with psycopg.connect(admin, autocommit=True) as conn:
+            left = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert left is None, "the smoke run left its database behind"
+    assert set(tracked.iterdir()) == before, "the smoke run wrote into loadtests/results"
 
-    (out,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    out = Path(re.search(r"results -> (\S+)", done.stdout).group(1))
+    try:
+        assert not out.is_relative_to(ROOT)
+        _check_results(out)
+    finally:
+        shutil.rmtree(out.parent, ignore_errors=True)
+
+
+def _check_results(out: Path) -> None:
     assert (out / "report.md").stat().st_size > 0
     assert (out / "chart.png").read_bytes()[:4] == b"\x89PNG"
     results = json.loads((out / "results.json").read_text())
@@ -56,9 +73,8 @@ def test_round2_smoke_runs_the_peers_and_leaves_no_database(tmp_path):
     the same table and rows, and every peer script runs against each without a failed request
     (a failed check would mean a script speaks one side wrongly, e.g. a list not giving 10 rows)."""
     admin, database = _admin_url()
-    redis_url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
     cmd = [sys.executable, "loadtests/run.py", "--preset", "round2", "--smoke", "--stages", "c,d", "--results-dir",
-           str(tmp_path), "--pg-url", admin, "--database", database, "--redis-url", redis_url, "--port", str(free_port())]
+           str(tmp_path), "--database", database]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=400)
     with psycopg.connect(admin, autocommit=True) as conn:
         left = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,)).fetchone()

@@ -107,3 +107,17 @@ def test_database_examples_print_what_they_say(tmp_path):
         _run_examples(examples, server, key, env)
     finally:
         server.stop()
+
+
+def test_storage_example_leaves_no_file_behind(asgi_server, project, tmp_path):
+    """The Storage example, run from an empty folder (a reader runs it in the repository), prints
+    what it says and leaves the folder empty: its 12 MiB file lives in a temporary directory."""
+    section = README.split("## Storage", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    code = code.replace("http://127.0.0.1:8000/v1", asgi_server.endpoint).replace(
+        'set_project("demo")', f'set_project("{project.id}")')
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env={**os.environ, "APPWRITE_KEY": project.key},
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == _expected_lines(code) == ["3.0"]
+    assert list(tmp_path.iterdir()) == []

@@ -75,3 +75,22 @@ def test_timeouts_must_be_positive_finite_seconds(name, raw, message):
 def test_positive_timeouts_are_accepted():
     out = _run(DB_POOL_TIMEOUT="0.5", REDIS_TIMEOUT="1.5", REALTIME_PUBLISH_TIMEOUT="3")
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-500:]
+
+
+_PREFIX = ("import django, os; os.environ['DJANGO_SETTINGS_MODULE']='backend.settings'; django.setup(); "
+           "from apps.core.cache import channel; from apps.realtime.hub import stream_key; "
+           "print(channel(), stream_key())")
+
+
+@pytest.mark.parametrize("env, names", [
+    ({"REDIS_URL": "redis://127.0.0.1:6379/6"}, "appwrite-py.db6.cache.invalidate appwrite-py.db6.rt:events"),
+    ({"REDIS_URL": "redis://127.0.0.1:6379"}, "appwrite-py.db0.cache.invalidate appwrite-py.db0.rt:events"),
+    ({"REDIS_URL": "redis://127.0.0.1:6379/3", "REDIS_PREFIX": "blue."}, "blue.cache.invalidate blue.rt:events"),
+])
+def test_redis_channels_are_named_per_deployment(env, names):
+    """Pub/sub channels are shared by every database number of a Redis server: deployments on
+    different databases (or with their own REDIS_PREFIX) publish on different channels."""
+    base = {k: v for k, v in os.environ.items() if k != "REDIS_PREFIX"}
+    result = subprocess.run([sys.executable, "-c", _PREFIX], cwd=ROOT, env={**base, **env}, capture_output=True,
+                            text=True, timeout=60)
+    assert result.stdout.split() == names.split(), result.stderr

@@ -100,7 +100,7 @@ def _route_missing(response: requests.Response) -> bool:
 
 
 def _realtime_connects(server: LiveServer, project_id: str) -> bool:
-    """True when ``/v1/realtime`` accepts a socket and says ``connected`` (contract §11)."""
+    """True when ``/v1/realtime`` accepts a socket and says ``connected``."""
     from websockets.exceptions import WebSocketException
     from websockets.sync.client import connect
 

@@ -1,4 +1,4 @@
-"""The abuse rule table: Appwrite's per-route rate limits, in one place (contract §10).
+"""The abuse rule table: Appwrite's per-route rate limits, in one place.
 
 Source: Appwrite 1.9.6 ``app/controllers/shared/api.php`` (how a rule is applied: key
 placeholders, ``X-RateLimit-*`` headers, exemptions, ``abuse-reset``) and the ``abuse-limit`` /

@@ -1,4 +1,4 @@
-"""The abuse check: the /v1 pipeline's ``V1_ABUSE_CHECK`` strategy (contract §10).
+"""The abuse check: the /v1 pipeline's ``V1_ABUSE_CHECK`` strategy.
 
 Source: Appwrite 1.9.6 ``app/controllers/shared/api.php``. For an endpoint that names a rule
 (``Endpoint(abuse=...)``, names in :mod:`apps.abuse.rules`), after auth and before the handler:
@@ -141,7 +141,7 @@ def _part_value(ctx, part: str) -> str:
 def chunk_index(content_range: str) -> int:
     """The upload chunk index of a ``Content-Range: bytes <start>-<end>/<total>`` header.
 
-    ``start // CHUNK_SIZE`` (5 MiB, the SDKs' chunk size, contract §9.1); 0 when the header is
+    ``start // CHUNK_SIZE`` (5 MiB, the SDKs' chunk size); 0 when the header is
     absent or malformed (the upload endpoint rejects a malformed one itself). Appwrite divides
     by this chunk's own length instead, which gives a short last chunk an index of its own.
     """

@@ -1,4 +1,4 @@
-"""Resolving the caller's credential (contract §1.3). Set as ``V1_AUTHENTICATOR``.
+"""Resolving the caller's credential. Set as ``V1_AUTHENTICATOR``.
 
 Order: API key (``X-Appwrite-Key``) -> JWT (``X-Appwrite-JWT``) -> cookie
 ``a_session_<project>`` -> cookie ``a_session_<project>_legacy`` -> ``X-Appwrite-Session`` ->

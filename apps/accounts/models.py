@@ -1,4 +1,4 @@
-"""Users and sessions of a project (contract §3)."""
+"""Users and sessions of a project."""
 
 from __future__ import annotations
 

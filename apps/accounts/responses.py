@@ -1,4 +1,4 @@
-"""Appwrite response models for accounts: User and Session (contract §3 Models)."""
+"""Appwrite response models for accounts: User and Session."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def user_model(row: dict) -> dict:
 
 
 def session_model(row: dict, *, user_uid: str, current_id: int | None, secret: str = "") -> dict:
-    """The Appwrite ``Session`` JSON. ``secret`` is the token, filled only for API-key callers
-    (contract §1.4); ``current`` marks the session the request authenticated with."""
+    """The Appwrite ``Session`` JSON. ``secret`` is the token, filled only for API-key callers;
+    ``current`` marks the session the request authenticated with."""
     return {
         "$id": row["uid"],
         "$createdAt": iso(as_dt(row["created_at"])),

@@ -1,4 +1,4 @@
-"""Session tokens and JWTs (contract §1.3).
+"""Session tokens and JWTs.
 
 A session token is ``base64(json({"id": userId, "secret": secret}))`` (utopia-php/auth
 ``Store``); only ``sha256(secret)`` is stored. JWTs are HS256 over ``SECRET_KEY`` with the

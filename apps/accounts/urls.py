@@ -1,4 +1,4 @@
-"""The account routes (contract §3): one declaration per endpoint."""
+"""The account routes: one declaration per endpoint."""
 
 from apps.accounts.api import account, identities, lifecycle, mfa, oauth2, sessions, tokens, users_mfa
 from apps.accounts.api import inputs as i

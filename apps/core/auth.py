@@ -1,4 +1,4 @@
-"""Who is calling: the resolved credential, its roles and its scopes (contract §3, §7).
+"""Who is calling: the resolved credential, its roles and its scopes.
 
 The accounts app resolves credentials into an :class:`Auth`; everything downstream (scope checks,
 permissions, abuse keys) reads only this object.

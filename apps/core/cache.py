@@ -1,9 +1,9 @@
-"""Process-local read caches with invalidation across processes (design.md, Performance).
+"""Process-local read caches with invalidation across processes.
 
 Hot-path reads that change rarely (a session with its user, a table with its columns, an API key) are kept
 in each server process for ``LOCAL_CACHE_TTL`` seconds. Every write that changes them calls
 :func:`invalidate` after it commits: the entries carrying the written tags are dropped in this
-process at once and, through one Redis ``PUBLISH`` on :data:`CHANNEL`, in every other process.
+process at once and, through one Redis ``PUBLISH`` on :func:`channel`, in every other process of the deployment.
 
 Correctness rules:
 
@@ -32,7 +32,14 @@ from django.conf import settings
 
 log = logging.getLogger("apps.core.cache")
 
-CHANNEL = "appwrite-py.cache.invalidate"
+
+
+def channel() -> str:
+    """The deployment's invalidation channel, ``<REDIS_PREFIX>cache.invalidate``: pub/sub
+    channels are shared by every database of a Redis server, so the name carries the
+    deployment's prefix (by default its database number)."""
+    return f"{settings.REDIS_PREFIX}cache.invalidate"
+
 _MAX_ENTRIES = 50_000  # per cache; the whole cache is dropped when full (simple and bounded)
 
 _lock = threading.Lock()
@@ -143,7 +150,7 @@ async def invalidate(ctx, *tags: str) -> None:
     if not settings.REDIS_URL or not tags:
         return
     try:
-        await ctx.kv.publish(CHANNEL, "\n".join(tags).encode())
+        await ctx.kv.publish(channel(), "\n".join(tags).encode())
     except Exception as exc:  # KVUnavailable, or a driver error
         log.warning("cache invalidation of %s not published: %s", tags, exc)
 
@@ -194,7 +201,7 @@ def _set_live(value: bool) -> None:
 
 
 def _listen() -> None:
-    """Subscribe to :data:`CHANNEL` and apply every message; reconnect after a failure (caches
+    """Subscribe to :func:`channel` and apply every message; reconnect after a failure (caches
     stay off meanwhile)."""
     import redis
 
@@ -205,7 +212,7 @@ def _listen() -> None:
             client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=settings.REDIS_TIMEOUT,
                                           socket_keepalive=True)
             pubsub = client.pubsub(ignore_subscribe_messages=False)
-            pubsub.subscribe(CHANNEL)
+            pubsub.subscribe(channel())
             # A blocking read never notices a Redis that stalls (SIGSTOP, a partition): ping it
             # every REDIS_TIMEOUT seconds of silence, and give up (caches off) when two of those
             # pass with no answer, so a write this process cannot hear about is not served

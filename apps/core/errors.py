@@ -1,7 +1,7 @@
 """The error catalogue: every Appwrite error type this server answers with.
 
 Each entry is ``type -> (HTTP status, default message)``; the type strings are Appwrite's
-(lower-cased constant names from ``src/Appwrite/Extend/Exception.php``, contract §2.2).
+(lower-cased constant names from ``src/Appwrite/Extend/Exception.php``).
 Raise :class:`AppwriteError` anywhere; the HTTP layer's error funnel renders it as
 ``{"message", "code", "type", "version"}``.
 """

@@ -1,4 +1,4 @@
-"""Appwrite IDs (contract §8)."""
+"""Appwrite IDs."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 * ``RedisAsync`` (ASGI): one pipelined connection per process (:mod:`apps.core.resp`), opened
   inside the server's loop on first use; concurrent calls share it, so there is no pool to wait
-  for (django-asgi-facts §3's pool exhaustion cannot happen).
+  for (a pool that every request waits on cannot run dry under load).
 * ``RedisSync`` (WSGI): the sync client over a ``BlockingConnectionPool``; coroutines never
   suspend, so :func:`apps.core.runtime.run_sync` drives them.
 * ``Memory``: a dict with expiry times, for the embedded default (one process).
@@ -54,6 +54,16 @@ class KV:
         """``PUBLISH`` each ``(channel, data)`` in order, in one round trip (one Lua call)."""
         for channel, data in messages:
             await self.publish(channel, data)
+
+    async def append_stream(self, key: str, maxlen: int, max_age: float,
+                            entries: list[tuple[bytes | str, bytes]]) -> None:
+        """``XADD`` one ``{p: <first>, m: <second>}`` entry per pair of ``entries`` to the stream
+        ``key``, in order, in one round trip; then trim it to about ``maxlen`` entries
+        (``MAXLEN ~``) and to those of the last ``max_age`` seconds (``MINID ~``), and let it
+        expire after ``max_age`` seconds without writes.
+        Raises :class:`KVUnavailable` when Redis fails; without Redis there is no stream
+        (``NotImplementedError``: the caller delivers in-process)."""
+        raise NotImplementedError
 
     async def close(self) -> None:
         """Release pooled connections."""
@@ -124,7 +134,7 @@ class Memory(KV):
 
 # KEYS: the counters; ARGV[1]: amount to add (0 = read only); ARGV[2]: window in ms.
 # INCRBY and PEXPIRE run in one script, so no key is ever left without a TTL and concurrent hits
-# are serialised by Redis (django-asgi-facts §3: never GET-then-SET).
+# are serialised by Redis (never GET-then-SET).
 _HIT_WINDOWS = """
 local add = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -160,13 +170,33 @@ return #ARGV / 2
 """
 
 
+# KEYS[1]: a stream; ARGV[1]: its approximate length bound; ARGV[2]: the age in ms past which
+# entries are trimmed (by Redis's clock) and after which an idle stream expires; then (p, m)
+# pairs, one entry each. Trimming by age too keeps a burst of large events from holding
+# MAXLEN x their size in memory.
+_XADD_ALL = """
+for i = 3, #ARGV, 2 do
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'p', ARGV[i], 'm', ARGV[i + 1])
+end
+local now = redis.call('TIME')
+local oldest = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - tonumber(ARGV[2])
+redis.call('XTRIM', KEYS[1], 'MINID', '~', string.format('%.0f', oldest) .. '-0')
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return (#ARGV - 2) / 2
+"""
+
+
 def _scripts():
     from apps.core.resp import Script
 
-    return Script(_HIT_WINDOWS), Script(_PUBLISH_ALL)
+    return Script(_HIT_WINDOWS), Script(_PUBLISH_ALL), Script(_XADD_ALL)
 
 
-_HIT_WINDOWS_SCRIPT, _PUBLISH_ALL_SCRIPT = _scripts()
+_HIT_WINDOWS_SCRIPT, _PUBLISH_ALL_SCRIPT, _XADD_ALL_SCRIPT = _scripts()
+
+
+def _xadd_args(maxlen: int, max_age: float, entries) -> list:
+    return [maxlen, int(max_age * 1000), *[part for entry in entries for part in entry]]
 
 
 def _pairs(flat) -> list[tuple[int, int]]:
@@ -224,6 +254,10 @@ class RedisAsync(KV):
             return await self.publish(*messages[0]) if messages else None
         await self._script(_PUBLISH_ALL_SCRIPT, [], [part for message in messages for part in message])
 
+    async def append_stream(self, key, maxlen, max_age, entries):
+        if entries:
+            await self._script(_XADD_ALL_SCRIPT, [key], _xadd_args(maxlen, max_age, entries))
+
     async def close(self):
         await self._client.close()
 
@@ -242,6 +276,7 @@ class RedisSync(KV):
         self._client = redis.Redis(connection_pool=self._pool)
         self._hits = self._client.register_script(_HIT_WINDOWS)
         self._publish_all = self._client.register_script(_PUBLISH_ALL)
+        self._xadd_all = self._client.register_script(_XADD_ALL)
 
     def _call(self, fn, *args, **kwargs):
         import redis
@@ -273,6 +308,10 @@ class RedisSync(KV):
     async def publish_many(self, messages):
         if messages:
             self._call(self._publish_all, args=[part for message in messages for part in message])
+
+    async def append_stream(self, key, maxlen, max_age, entries):
+        if entries:
+            self._call(self._xadd_all, keys=[key], args=_xadd_args(maxlen, max_age, entries))
 
     async def close(self):
         self._pool.disconnect()

@@ -1,4 +1,4 @@
-"""Permission strings and roles (contract §7).
+"""Permission strings and roles.
 
 A permission is ``<action>("<role>")``: action ``read``, ``create``, ``update``, ``delete`` or
 ``write`` (``write`` expands to ``create``/``update``/``delete`` where the resource allows them);
@@ -69,7 +69,7 @@ def roles_of(permissions: list[str], action: str) -> list[str]:
 def allows(auth: Auth, permissions: list[str], action: str) -> bool:
     """True when the caller holds a role that ``permissions`` grant ``action`` to.
 
-    API keys bypass permissions (contract §7).
+    API keys bypass permissions.
     """
     if auth.is_key:
         return True
@@ -96,7 +96,7 @@ def check_grantable(auth: Auth, permissions: list[str]) -> None:
 
 def default_item_permissions(auth: Auth) -> list[str]:
     """Permissions of an item created without any: the session user's read/update/delete;
-    nothing for API keys and guests (contract §7)."""
+    nothing for API keys and guests."""
     if auth.user is None:
         return []
     uid = auth.user_id
@@ -105,7 +105,7 @@ def default_item_permissions(auth: Auth) -> list[str]:
 
 def item_read_roles(container_permissions: list[str], item_security: bool, item_permissions: list[str]) -> list[str]:
     """Roles that may read an item: the container's read roles, plus the item's own when
-    rowSecurity/documentSecurity/fileSecurity is on (contract §7). Realtime delivers an item's
+    rowSecurity/documentSecurity/fileSecurity is on. Realtime delivers an item's
     events to exactly these roles (``WriteEvent.extra["read_roles"]``)."""
     roles = roles_of(container_permissions, "read")
     if item_security:

@@ -1,4 +1,4 @@
-"""Appwrite query strings (contract §6): parsing and shape validation.
+"""Appwrite query strings: parsing and shape validation.
 
 Each query is a JSON object ``{"method", "attribute", "values"}`` sent as a string (GET:
 ``queries[N]=`` or ``queries[]=``; bodies: a JSON array of strings). :func:`parse_queries`
@@ -47,7 +47,7 @@ VECTOR = frozenset({"vectorDot", "vectorCosine", "vectorEuclidean"})
 EXTENDED_FILTERS = (frozenset({"regex", "exists", "notExists", "containsAny", "containsAll", "elemMatch"})
                     | SPATIAL | DISTANCE | VECTOR)
 EXTENDED_METHODS = ALL_METHODS | EXTENDED_FILTERS | {"orderRandom"}
-# In the SDK 27 Query classes, implemented by no Appwrite server release (contract §22).
+# In the SDK 27 Query classes, implemented by no Appwrite server release.
 UNSUPPORTED = frozenset({
     "count", "countDistinct", "sum", "avg", "min", "max", "stddev", "stddevPop", "stddevSamp", "variance",
     "varPop", "varSamp", "bitAnd", "bitOr", "bitXor", "groupBy", "having", "distinct", "on", "join", "leftJoin",

@@ -4,7 +4,7 @@ Endpoint handlers are ``async def`` functions. Under ASGI they run on the server
 with native async drivers. Under WSGI the same coroutines are driven by :func:`run_sync`, which
 steps them without any event loop: every driver in sync mode is a coroutine that does its work
 synchronously and never suspends, so one ``send(None)`` completes the handler. No loop and no
-thread is created per request (design.md, Performance).
+thread is created per request.
 """
 
 from __future__ import annotations

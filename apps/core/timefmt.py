@@ -1,4 +1,4 @@
-"""Datetimes on the wire: ISO-8601 with milliseconds and offset (contract §3, Models)."""
+"""Datetimes on the wire: ISO-8601 with milliseconds and offset."""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ class Database(models.Model):
 
 
 class Table(models.Model):
-    """A table (legacy: collection). ``permissions`` are container permissions (contract §7);
+    """A table (legacy: collection). ``permissions`` are container permissions;
     ``row_security`` is ``rowSecurity`` / ``documentSecurity``."""
 
     database = models.ForeignKey(Database, on_delete=models.DB_CASCADE, related_name="tables")

@@ -2,7 +2,7 @@
 
 Handlers, services and response models are written once and take a :class:`Naming` that says
 how the view spells things: path segments, parameter and model keys, error types and scopes
-(contract §5.2: collections/documents/attributes vs tables/rows/columns).
+(collections/documents/attributes vs tables/rows/columns).
 """
 
 from __future__ import annotations

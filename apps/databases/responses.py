@@ -1,4 +1,4 @@
-"""Appwrite response models for both views (contract §5.3, §5.4): Database, Table/Collection,
+"""Appwrite response models for both views: Database, Table/Collection,
 Column/Attribute, ColumnIndex/Index, Row/Document and their lists."""
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def table_model(naming: Naming, database: dict, t: dict) -> dict:
 def row_model(naming: Naming, database: dict, table: dict, row: dict, select: list[str] | None = None,
               related: dict | None = None) -> dict:
     """Row/Document JSON: system keys, then every column (``null`` when unset), or only the
-    selected ones. ``$sequence`` is a string (the SDK fails on an int, contract §4).
+    selected ones. ``$sequence`` is a string (the SDK fails on an int).
     Relationship columns appear only when loaded (``related``: key -> rendered row(s))."""
     data = as_json(row["data"]) or {}
     out = {"$id": row["uid"], "$sequence": str(row["id"]), naming.row_table_key: table["uid"],

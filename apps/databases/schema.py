@@ -2,7 +2,7 @@
 
 A column is stored as ``kind`` (the create route's kind) plus ``required``, ``array``, ``size``
 and ``spec`` (``min``, ``max``, ``default``, ``elements``, ``encrypt``). Wire types follow
-contract §5.3: ``float`` is reported as ``double``; ``email``/``url``/``ip``/``enum`` are
+Appwrite's: ``float`` is reported as ``double``; ``email``/``url``/``ip``/``enum`` are
 ``string`` with a ``format``.
 """
 

@@ -1,4 +1,4 @@
-"""The database routes (contract §5): TablesDB under ``/tablesdb`` and the legacy Databases
+"""The database routes: TablesDB under ``/tablesdb`` and the legacy Databases
 view under ``/databases``, declared once and instantiated per view."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from django.db import models
 class Project(models.Model):
     """An Appwrite project: every user, table, bucket and key belongs to one.
 
-    ``uid`` is the public project ID (contract §8 ID rules).
+    ``uid`` is the public project ID.
     """
 
     uid = models.CharField("project ID", max_length=36, unique=True)

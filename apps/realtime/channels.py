@@ -1,4 +1,4 @@
-"""Channel and event names for a committed write (contract §11).
+"""Channel and event names for a committed write.
 
 Appwrite's ``Realtime::fromPayload`` publishes a row/document to both API families and every
 item to a generic channel, its container channel and its own channel; channels that end in a
@@ -34,7 +34,7 @@ class Family:
 
 def with_action_copies(channels: list[str], action: str) -> list[str]:
     """``channels`` plus ``<channel>.<action>`` for those ending in, or one level below, a
-    resource name (contract §11)."""
+    resource name."""
     out = list(channels)
     if action not in ACTIONS:
         return out

@@ -1,21 +1,22 @@
-"""The realtime websocket connection: ``GET /v1/realtime?project=<id>`` (contract §11).
+"""The realtime websocket connection: ``GET /v1/realtime?project=<id>`` (Appwrite's realtime
+protocol: ``connected``, ``response``, ``event`` and ``error`` frames).
 
-One :class:`Connection` per socket, three tasks:
+One :class:`Connection` per socket, a member of its project in the process's
+:class:`~apps.realtime.hub.Hub`, with two tasks and one signal:
 
 * **reader** - client frames: ``ping``, ``authentication``, ``subscribe``, ``unsubscribe``
   (``messages.py``), at most ``REALTIME_MESSAGES_PER_MINUTE`` per 60 s (over: ``error`` 1013 and
-  close 1013, contract §10).
-* **pump** - the channel layer: awaits ``layer.receive`` and puts each message into a bounded
-  queue of ``REALTIME_SEND_QUEUE`` messages without further awaits. A client that reads slower
+  close 1013).
+* :meth:`Connection.deliver` - called by the hub for each event of the project: puts it into a
+  bounded queue of ``REALTIME_SEND_QUEUE`` messages without awaiting. A client that reads slower
   than events arrive fills it; it is then closed with 1013 and logged, so memory per connection
   stays bounded instead of growing (no silent loss: the client sees the close and re-fetches).
 * **writer** - takes queued messages in order, authorises them for the connection's current roles
   and subscriptions (``delivery.py``) and sends the frames.
 
-On exit the connection leaves the project group and its layer channel (``group_discard``; the
-layer drops the channel when the pending ``receive`` is cancelled), also on ``CancelledError``.
-All I/O is async-native (psycopg async pool, the pipelined Redis client, channels_redis): nothing runs on asgiref's
-shared thread (django-asgi-facts §5).
+On exit the connection leaves the hub, also on ``CancelledError``. All I/O is async-native
+(psycopg async pool, the pipelined Redis client, redis-py's asyncio client for the stream):
+nothing runs on asgiref's single shared thread, where one slow call would stall every socket.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from apps.realtime.handshake import (
     handshake,
     resolve_auth,
 )
-from apps.realtime.publisher import group_name
+from apps.realtime.hub import get_hub
 
 log = logging.getLogger("apps.realtime")
 
@@ -70,6 +71,7 @@ class Connection:
         self.window_start = time.monotonic()
         self.window_count = 0
         self.queue: asyncio.Queue = asyncio.Queue(maxsize=settings.REALTIME_SEND_QUEUE)
+        self.overflow = asyncio.Event()
 
     # --- sending ---------------------------------------------------------------------------------
 
@@ -142,17 +144,20 @@ class Connection:
                 raise Closing(TOO_MANY)
             await messages.handle(self, text)
 
-    async def pump(self, layer, channel: str) -> None:
-        while True:
-            message = await layer.receive(channel)
-            if message.get("type") != MESSAGE_TYPE:
-                continue
-            try:
-                self.queue.put_nowait(message)
-            except asyncio.QueueFull:
-                log.warning("realtime: closing a slow connection (%d events queued, user %r)",
-                            self.queue.qsize(), self.user_id)
-                raise Closing(TOO_MANY) from None
+    def deliver(self, message: dict) -> None:
+        """Queue one published ``message`` (called by the hub; never awaits)."""
+        if message.get("type") != MESSAGE_TYPE or self.overflow.is_set():
+            return
+        try:
+            self.queue.put_nowait(message)
+        except asyncio.QueueFull:
+            self.overflow.set()
+
+    async def watch_overflow(self) -> None:
+        await self.overflow.wait()
+        log.warning("realtime: closing a slow connection (%d events queued, user %r)",
+                    self.queue.qsize(), self.user_id)
+        raise Closing(TOO_MANY)
 
     async def writer(self) -> None:
         while True:
@@ -186,17 +191,11 @@ class Connection:
         self.legacy_requested = frozenset(accepted.channels)
         self.set_auth(accepted.auth, _credential(accepted))
         await self._send({"type": "websocket.accept"})
-        from channels.layers import get_channel_layer
-
-        layer = get_channel_layer()
-        group = group_name(self.ctx.project_id)
-        channel = None
+        hub, project = get_hub(), self.ctx.project_id
         tasks: list[asyncio.Task] = []
         try:
-            channel = await layer.new_channel()
-            tasks.append(asyncio.create_task(self.pump(layer, channel)))
-            await asyncio.sleep(0)  # the pump now waits in layer.receive: cancelling it frees the channel
-            await layer.group_add(group, channel)
+            await hub.join(project, self)
+            tasks.append(asyncio.create_task(self.watch_overflow()))
             await self.send_frame("connected", {
                 "channels": sorted(self.legacy), "subscriptions": [],
                 "user": user_model(self.auth.user) if self.auth.user else None,
@@ -209,18 +208,16 @@ class Connection:
                     await self.close(exc.code)
                 elif exc is not None:
                     raise exc
-        except Exception:  # the channel layer (Redis) failed, or a bug: log it, close 1011
+        except Exception:  # no Redis stream position, or a bug: log it, close 1011
             log.exception("realtime connection failed")
             await self.close(1011)
         finally:
+            hub.leave(project, self)
             for task in tasks:
                 task.cancel()
             for task in tasks:
                 with contextlib.suppress(BaseException):
                     await task
-            if channel is not None:
-                with contextlib.suppress(Exception):
-                    await layer.group_discard(group, channel)
 
 
 def _credential(accepted: Handshake) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""From a published event to the frames one connection receives (contract §11; conventions #10).
+"""From a published event to the frames one connection receives.
 
 Authorisation happens here, at delivery: an event reaches a connection only if the
 connection's *current* roles (re-resolved from its credential at most every
@@ -45,7 +45,7 @@ class Subscription:
 
 
 def build_message(event: WriteEvent, roles: list[str], timestamp: str) -> dict:
-    """The channel-layer message for ``event`` (msgpack-safe plain data): the event itself, not
+    """The published message for ``event`` (JSON-safe plain data): the event itself, not
     its channels and event names. Those are a pure function of the event
     (:func:`~apps.realtime.channels.family_names`), derived at delivery once per event per
     process; publishing them made a bulk write of 100 rows build and send 4,400 event names."""

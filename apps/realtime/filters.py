@@ -1,4 +1,4 @@
-"""Subscription queries evaluated against an event payload, in Python (contract §6, §11).
+"""Subscription queries evaluated against an event payload, in Python.
 
 A subscription may carry filter queries (the same JSON strings as REST list queries); an event
 reaches the subscription only when its payload matches all of them. Supported: ``equal``,

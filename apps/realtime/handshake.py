@@ -1,4 +1,4 @@
-"""The websocket handshake: project, origin, connection rate limit, credential (contract §11).
+"""The websocket handshake: project, origin, connection rate limit, credential.
 
 The handshake builds a :class:`~apps.core.http.context.RequestContext` from the ASGI scope and
 reuses what /v1 requests use: ``apps.projects.selectors.project_resolve``/``origin_allowed``,
@@ -7,7 +7,7 @@ cookie ``a_session_<project>`` (and ``_legacy``), ``X-Appwrite-Session``, ``X-Fa
 (sent as ``X-Appwrite-JWT``). API keys are not a realtime credential and are ignored.
 
 Order as Appwrite's ``app/realtime.php`` onOpen: project (1008), origin (1008), connection rate
-limit (1013, ``REALTIME_CONNECTIONS_PER_MINUTE`` per client IP per 60 s, contract §10), auth.
+limit (1013, ``REALTIME_CONNECTIONS_PER_MINUTE`` per client IP per 60 s), auth.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Client -> server frames of the realtime protocol, one handler per type (contract §11).
+"""Client -> server frames of the realtime protocol, one handler per type.
 
 ``{"type": "ping"}`` -> ``pong``; ``{"type": "authentication", "data": {"session": token}}``;
 ``{"type": "subscribe", "data": [{"subscriptionId", "channels", "queries"}]}`` (an existing ID is

@@ -36,7 +36,7 @@ def is_s3(storage) -> bool:
 def new_key(project_uid: str, bucket_uid: str) -> str:
     """A fresh, server-generated object key: ``<project>/<bucket>/<2 hex>/<32 hex>``.
 
-    Client file names never appear in keys (design.md, Data).
+    Client file names never appear in keys.
     """
     token = secrets.token_hex(16)
     return f"{project_uid}/{bucket_uid}/{token[:2]}/{token}"

@@ -1,4 +1,4 @@
-"""Buckets, files and upload chunks (contract §9).
+"""Buckets, files and upload chunks.
 
 The /v1 hot path reads and writes these tables with plain SQL (``apps.core.db``); the models own
 the schema, the migrations and the admin. File bytes never live in the database: ``File.key`` is
@@ -79,7 +79,7 @@ class File(models.Model):
 
 class Chunk(models.Model):
     """One received chunk of a chunked upload (0-based ``idx``); the row makes the count of
-    received chunks atomic under concurrent, out-of-order arrival (contract §9.1)."""
+    received chunks atomic under concurrent, out-of-order arrival."""
 
     file = models.ForeignKey(File, on_delete=models.CASCADE, related_name="chunks")
     idx = models.IntegerField()

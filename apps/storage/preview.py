@@ -1,4 +1,4 @@
-"""Image previews through Pillow (contract §9: width, height, gravity, quality, background,
+"""Image previews through Pillow (width, height, gravity, quality, background,
 output, rotation, opacity, border*). Blocking: call through ``run_blocking``.
 
 Only images of at most ``STORAGE_PREVIEW_MAX_SIZE`` bytes (Appwrite: 10 MB) are transformed.

@@ -1,4 +1,4 @@
-"""Appwrite queries (contract §6) on the storage tables: parsed queries become SQL.
+"""Appwrite queries on the storage tables: parsed queries become SQL.
 
 ``apps.core.queries.parse_queries`` checks the wire shape; here each attribute is mapped to a
 column of a known kind, and anything else is 400 ``general_query_invalid``.

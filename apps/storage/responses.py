@@ -1,4 +1,4 @@
-"""Appwrite response models for storage: Bucket and File (contract §9)."""
+"""Appwrite response models for storage: Bucket and File."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def bucket_model(row: dict) -> dict:
 
 def file_model(row: dict, bucket_uid: str) -> dict:
     """The Appwrite ``File`` JSON. ``chunksTotal``/``chunksUploaded`` are JSON numbers (the web
-    SDK compares them numerically, contract §9.1); ``key`` is the folder-qualified display name
+    SDK compares them numerically); ``key`` is the folder-qualified display name
     (the virtual path the SDK documents), never the storage key."""
     folder = row.get("folder") or ""
     return {

@@ -1,7 +1,7 @@
 """Reads for buckets and files (raw SQL over ``apps.core.db``).
 
 Files are listed and downloaded only once ``status = 'ready'`` (assembled); a single file GET
-also shows pending uploads so clients can resume them (contract §9.1).
+also shows pending uploads so clients can resume them.
 """
 
 from __future__ import annotations
@@ -135,8 +135,8 @@ async def _page(ctx, table: str, select: str, where: list[str], params: list, p:
 
 def can_read_file(auth, bucket: dict, file_permissions: list[str]) -> bool:
     """True when ``auth`` may read a file: the bucket grants ``read``, or the bucket has
-    ``fileSecurity`` and the file's own permissions grant it (contract §7). The REST reads and
-    the realtime delivery check (design.md, Dependencies) share this rule."""
+    ``fileSecurity`` and the file's own permissions grant it. The REST reads and
+    the realtime delivery check share this rule."""
     if perms.allows(auth, as_json(bucket["permissions"]) or [], "read"):
         return True
     return bool(bucket["file_security"]) and perms.allows(auth, file_permissions, "read")

@@ -1,7 +1,7 @@
 """Streaming file bytes to the client, with single byte ranges and ETags.
 
 Django has no Range support (ticket #22479) and consumes sync iterators under ASGI by reading
-them whole (django-asgi-facts §6), so responses carry a :class:`FileStream`: an async iterator
+them whole, so responses carry a :class:`FileStream`: an async iterator
 under ASGI and a sync iterator under WSGI. Neither ever holds more than one read
 (``backends.READ_SIZE`` bytes) of the file.
 

@@ -1,4 +1,4 @@
-"""The storage routes (contract §9): one declaration per endpoint."""
+"""The storage routes: one declaration per endpoint."""
 
 from apps.core.http.endpoint import Endpoint
 from apps.storage.api import buckets, content, files, tokens

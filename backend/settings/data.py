@@ -70,20 +70,29 @@ REDIS_URL = _env("REDIS_URL")
 REDIS_POOL_MAX_SIZE = _env_int("REDIS_POOL_MAX_SIZE", 64, minimum=1)
 REDIS_TIMEOUT = _env_float("REDIS_TIMEOUT", 2.0, positive=True)  # seconds: connect, and each call (a WSGI pool wait included)
 
+
+def _redis_db(url: str | None) -> int:
+    """The database number of a ``redis://host:port/<db>`` URL (0 when absent)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    if not url:
+        return 0
+    parts = urlsplit(url)
+    path = parts.path.strip("/") or (parse_qs(parts.query).get("db") or ["0"])[0]
+    return int(path) if path.isdigit() else 0
+
+
+# Prefix of this deployment's Redis names: its pub/sub channels (cache invalidation, health
+# probe) and its keys (the realtime event stream). Keys already live in REDIS_URL's database,
+# but pub/sub channels are shared by every database of a Redis server: the default names the
+# database number, so deployments (or test runs) on different databases never hear each other.
+# Set it explicitly when two deployments share one database number.
+REDIS_PREFIX = _env("REDIS_PREFIX") or f"appwrite-py.db{_redis_db(REDIS_URL)}."
+
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
-        }
-    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-    # capacity: messages queued per channel before the layer drops (each socket drains its channel
-    # at once into its own bounded queue); group_expiry: longer than any socket lives.
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer",
-                                  "CONFIG": {"capacity": 10000, "group_expiry": 10 * 365 * 86400}}}
 
 # Seconds a process keeps a resolved project (apps/projects/selectors.py); 0 = no cache.
 PROJECT_CACHE_TTL = _env_int("PROJECT_CACHE_TTL", 30, minimum=0)

@@ -75,7 +75,7 @@ PASSWORD_HASHERS = [
 
 # --- Accounts ---------------------------------------------------------------------------------
 SESSION_DURATION = _env_int("SESSION_DURATION", 31536000, minimum=60)  # seconds (Appwrite default)
-JWT_DEFAULT_DURATION = 900  # seconds (Appwrite contract §3)
+JWT_DEFAULT_DURATION = 900  # seconds
 
 # --- OAuth2 / OpenID Connect sign-in (apps.accounts.oauth2; README "Sign in with OAuth2") -----
 # Keys that encrypt provider client secrets and provider tokens at rest (Fernet keys, comma

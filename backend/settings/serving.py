@@ -19,7 +19,7 @@ RESPONSE_FORMAT = _env("RESPONSE_FORMAT", "")
 if RESPONSE_FORMAT and not all(p.isdigit() for p in RESPONSE_FORMAT.split(".")[:3]) or RESPONSE_FORMAT.count(".") > 2:
     raise ImproperlyConfigured(f"RESPONSE_FORMAT must be a version such as 1.8.0, got {RESPONSE_FORMAT!r}")
 # Largest request body the /v1 layer buffers, in bytes: one 5 MiB upload chunk plus multipart
-# overhead (contract §9.1). Larger bodies are refused with 413 before they are read.
+# overhead. Larger bodies are refused with 413 before they are read.
 MAX_REQUEST_BODY = _env_int("MAX_REQUEST_BODY", 5 * 1024 * 1024 + 256 * 1024, minimum=1024)
 # Largest body that is not multipart (JSON, urlencoded), and the most bytes of form fields (not
 # files) one multipart body may carry: both are held in memory whole. Over it: 413.
@@ -55,7 +55,7 @@ SERVER_IDLE_TIMEOUT = _env_float("SERVER_IDLE_TIMEOUT", 5.0, positive=True)
 # Peers whose X-Forwarded-For is believed (the load balancer), as IPs or CIDR networks.
 TRUSTED_PROXIES = _env_list("TRUSTED_PROXIES", [])
 
-# --- Realtime (apps.realtime; contract §10, §11) ------------------------------------------------
+# --- Realtime (apps.realtime) -----------------------------------------------------------------
 REALTIME_CONNECTIONS_PER_MINUTE = _env_int("REALTIME_CONNECTIONS_PER_MINUTE", 128)  # per client IP; 0 = off
 REALTIME_MESSAGES_PER_MINUTE = _env_int("REALTIME_MESSAGES_PER_MINUTE", 32)  # per connection; 0 = off
 REALTIME_SEND_QUEUE = _env_int("REALTIME_SEND_QUEUE", 1000, minimum=1)  # events queued per socket before close 1013
@@ -66,6 +66,12 @@ REALTIME_PUBLISH_TIMEOUT = _env_float("REALTIME_PUBLISH_TIMEOUT", 2.0, positive=
 # After a publish failed for a key-value store outage, seconds during which writes skip publishing
 # (their events are counted as lost) instead of each paying the timeout again; 0 = no pause.
 REALTIME_PUBLISH_RETRY_SECONDS = _env_float("REALTIME_PUBLISH_RETRY_SECONDS", 1.0)
+# Events travel on a Redis stream (apps/realtime/hub.py) trimmed to about this many entries; a
+# process that lost Redis delivers what it missed when it is back, if still in the stream.
+REALTIME_STREAM_MAXLEN = _env_int("REALTIME_STREAM_MAXLEN", 10000, minimum=100)
+# ... and if not older than this many seconds (older missed events are skipped and logged;
+# writers trim entries older than this and an idle stream expires after it).
+REALTIME_REPLAY_SECONDS = _env_float("REALTIME_REPLAY_SECONDS", 30.0, positive=True)
 # --- Serving (backend.serve) -------------------------------------------------------------------
 # The launcher ``python -m backend.serve`` execs the server named here for the ASGI build, or
 # gunicorn for the WSGI baseline (``python -m backend.serve wsgi``). See README "Deployment".
@@ -78,9 +84,9 @@ PORT = _env_int("PORT", 8000, minimum=1)
 # Seconds a stopping server waits for in-flight requests before it closes them.
 SERVER_GRACEFUL_TIMEOUT = _env_int("SERVER_GRACEFUL_TIMEOUT", 20, minimum=1)
 # Back-pressure: concurrent connections (uvicorn) / requests (granian) one process takes before it
-# answers 503 at once instead of queueing without bound; 0 = no limit (django-asgi-facts §4.6).
+# answers 503 at once instead of queueing without bound; 0 = no limit.
 # uvicorn counts idle keep-alive connections too, so the default sits above the 1,000 clients one
-# process is load-tested with (issue 10), at the listen backlog.
+# process is load-tested with, at the listen backlog.
 SERVER_LIMIT_CONCURRENCY = _env_int("SERVER_LIMIT_CONCURRENCY", 2048, minimum=0)
 # /v1 requests one ASGI process is handling at once (complete body to answer start); one more
 # gets a JSON 503 with Retry-After before any work (apps.core.http.asgi_app.admission_limit); 0 = no limit. At ~1 ms of CPU per API

@@ -1,4 +1,4 @@
-// Shared k6 helpers: configuration, the Appwrite wire protocol (contract §1, §5, §6, §9), the
+// Shared k6 helpers: configuration, the Appwrite wire protocol, the
 // load models and the summary export. Every scenario in ../scenarios imports this file.
 //
 // Environment (set by loadtests/run.py, or by hand / the compose k6 service):
@@ -90,7 +90,7 @@ export function uniqueId() {
   return sec + usec + rnd;
 }
 
-// Queries are JSON strings sent as queries[0]=..&queries[1]=.. on GET (contract §6).
+// Queries are JSON strings sent as queries[0]=..&queries[1]=.. on GET.
 export const Query = {
   equal: (a, v) => JSON.stringify({ method: 'equal', attribute: a, values: Array.isArray(v) ? v : [v] }),
   limit: (n) => JSON.stringify({ method: 'limit', values: [n] }),
@@ -101,7 +101,7 @@ export function queryString(queries) {
   return queries.map((q, i) => `queries[${i}]=${encodeURIComponent(q)}`).join('&');
 }
 
-// --- accounts (contract §3) ------------------------------------------------------------------
+// --- accounts ------------------------------------------------------------------
 export function login(email, password) {
   return call('POST', '/account/sessions/email', { email, password }, {}, 'POST /account/sessions/email');
 }
@@ -110,7 +110,7 @@ export function accountGet(session) {
   return call('GET', '/account', null, { session }, 'GET /account');
 }
 
-// --- TablesDB rows (contract §5.1) -----------------------------------------------------------
+// --- TablesDB rows -----------------------------------------------------------
 export function rowsPath() {
   return `/tablesdb/${SEED.databaseId}/tables/${SEED.tableId}/rows`;
 }
@@ -158,7 +158,7 @@ export function relatedGet(auth, authorId) {
   return call('GET', path, null, auth, 'GET rows/{id} (select related)');
 }
 
-// --- storage (contract §9) -------------------------------------------------------------------
+// --- storage -------------------------------------------------------------------
 export function filesPath() {
   return `/storage/buckets/${SEED.bucketId}/files`;
 }

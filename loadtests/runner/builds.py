@@ -63,7 +63,7 @@ BUILDS: dict[str, Build] = {b.name: b for b in [
     Build("asgi-django", "ASGI: uvicorn, 1 process, Django's ASGI handler (naive)", UVICORN,
           {"V1_ADAPTER": "django"}),
     Build("wsgi", "WSGI: gunicorn, 3 sync workers", GUNICORN, asgi=False, family="wsgi"),
-    # Abuse overhead (issue 5): the ASGI build with rate limiting switched off.
+    # Abuse overhead: the ASGI build with rate limiting switched off.
     Build("asgi-noabuse", "ASGI: uvicorn, ABUSE_ENABLED=false", UVICORN, {"ABUSE_ENABLED": "false"},
           only_scenarios=("create",)),
 ]}
@@ -72,7 +72,7 @@ BUILDS: dict[str, Build] = {b.name: b for b in [
 def abuse_env(vus: int) -> dict[str, str]:
     """Abuse checks on, with the per-user row/file limits raised so 500 VUs never hit them.
 
-    Appwrite keys these rules by IP + method + route + user id (contract §10) and every VU has
+    Appwrite keys these rules by IP + method + route + user id and every VU has
     its own user, so the defaults (120 row writes/60 s per user) already hold below ~2 writes/s
     per VU; the tight `create` loop can exceed that, so limits are raised 100x: the check still
     runs (same Redis round trip per request) but never answers 429. The login rule is keyed by

@@ -3,13 +3,37 @@
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from loadtests.runner.builds import BUILDS, ROOT, cpu_list
 from loadtests.runner.scenarios import DEFAULT, SCENARIOS
 
 RESULTS = ROOT / "loadtests" / "results"
 PRESETS = ("round2",)
+
+
+def _admin_url() -> str:
+    """The maintenance database (``/postgres``) on ``DATABASE_URL``'s server."""
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        return "postgres://postgres@127.0.0.1:5432/postgres"
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "/postgres", "", ""))
+
+
+def _own_database() -> str:
+    """``<DATABASE_URL's database>_bench``, so two users of one PostgreSQL server never share it."""
+    name = urlsplit(os.environ.get("DATABASE_URL", "")).path.strip("/")
+    return f"{name}_bench" if name else "bench_lt"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _options(p: argparse.ArgumentParser) -> None:
@@ -36,13 +60,16 @@ def _options(p: argparse.ArgumentParser) -> None:
     a("--results-dir", default="", help=f"where the results folder goes (default {RESULTS.relative_to(ROOT)})")
     a("--server-cpus", default="0", help="taskset CPU list for the server")
     a("--k6-cpus", default="1", help="taskset CPU list for k6 ('' = unpinned)")
-    a("--pg-url", default="postgres://postgres@127.0.0.1:5432/postgres", help="admin URL of the PostgreSQL server")
-    a("--database", default="bench_lt", help="benchmark database name (created and migrated)")
+    a("--pg-url", default=_admin_url(), help="admin URL of the PostgreSQL server (default: DATABASE_URL's server)")
+    a("--database", default=_own_database(),
+      help="benchmark database name, created and migrated (default: DATABASE_URL's name + '_bench')")
     a("--fresh", action="store_true", help="drop and recreate the benchmark database first")
-    a("--redis-url", default="redis://127.0.0.1:6379/8")
+    a("--drop-database", action="store_true", help="drop the benchmark database at the end (implied by --smoke)")
+    a("--redis-url", default=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/8",
+      help="the servers' Redis (default: REDIS_URL)")
     a("--users", type=int, default=0, help="seeded users (default: one per VU)")
     a("--big-file-mb", type=int, default=20)
-    a("--port", type=int, default=18431)
+    a("--port", type=int, default=0, help="the servers' port (default: a free one)")
     a("--target-url", default="", help="run against an external server (no server metrics); needs --project, --key")
     a("--project", default="bench")
     a("--key", default="")
@@ -59,6 +86,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     _options(p)
     args = p.parse_args(argv)
     args.results_given = bool(args.results_dir)
+    if not args.port:
+        args.port = _free_port()
+    if args.smoke:
+        args.drop_database = True
     args.results_dir = args.results_dir or str(RESULTS)
     try:
         args.cores = len(cpu_list(args.server_cpus))

@@ -11,7 +11,7 @@ from pathlib import Path
 from loadtests.runner.k6run import k6_binary
 from loadtests.runner.sweep import ratios_vs
 
-# Targets for the record (issue 8); reported as distance, never tuned for.
+# Targets for the record; reported as distance, never tuned for.
 TARGETS = {"mix": 1.85, "wait": 20.0}
 FLOOR = 1.0
 
@@ -133,7 +133,7 @@ def write_report(out: Path, meta: dict, rows: list[dict]) -> None:
                 lines.append(f"| {s} | {why} | – | ≥ {target:g}× | – |")
     if "asgi-noabuse" in builds:
         r = ratios(rows, "create", "asgi", "asgi-noabuse")
-        lines += ["", "## Abuse overhead (issue 5)", "",
+        lines += ["", "## Abuse overhead", "",
                   f"`create` with abuse checks on ÷ off (ABUSE_ENABLED=false): {_ratio_text(r)} (target ≥ 0.9×). "
                   f"Rate-limit headers seen on row create: {meta['features'].get('abuse', 'not probed')}."]
     rt = [r for r in rows if "rt_sent" in r]

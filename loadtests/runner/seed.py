@@ -1,9 +1,8 @@
 """Benchmark data: the dedicated database, a project and key, and seeding through the API.
 
-Everything after the project/key is created through the public API with the key (contract §3,
-§5, §9), so the same code seeds an external server (``--target-url``). Each user gets a session
-created with the key (the key bypasses abuse checks and receives the session secret, contract
-§1.4, §10): the VUs log in once, before the run, never inside the measured loop (except `login`).
+Everything after the project/key is created through the public API with the key (accounts,
+TablesDB, storage routes), so the same code seeds an external server (``--target-url``). Each user gets a session
+created with the key (the key bypasses abuse checks and receives the session secret): the VUs log in once, before the run, never inside the measured loop (except `login`).
 """
 
 from __future__ import annotations
@@ -89,7 +88,7 @@ def route_exists(client: Client, method: str, path: str) -> bool:
 
 
 def realtime_available(url: str, project: str) -> bool:
-    """True if /v1/realtime accepts a websocket and sends the ``connected`` frame (contract §11)."""
+    """True if /v1/realtime accepts a websocket and sends the ``connected`` frame."""
     from websockets.sync.client import connect
 
     try:

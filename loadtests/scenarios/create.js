@@ -1,4 +1,4 @@
-// create: POST one row with the VU's session: a rate-limited route (rows.create, contract §10),
+// create: POST one row with the VU's session: a rate-limited route (rows.create),
 // used for the abuse-overhead comparison (abuse checks on vs ABUSE_ENABLED=false).
 import { rowCreate, ok, vuUser, loadOptions, handleSummary } from '../lib/appwrite.js';
 

@@ -1,4 +1,4 @@
-// download: the seeded 20 MB file streamed to many clients at once (contract §9), with the VU's
+// download: the seeded 20 MB file streamed to many clients at once, with the VU's
 // session. Bodies are read and discarded; data_received / duration gives the byte rate.
 import { SEED, fileDownload, ok, vuUser, loadOptions, handleSummary } from '../lib/appwrite.js';
 

@@ -1,4 +1,4 @@
-// insert100: bulk-create 100 rows in one request (POST rows with a `rows` array, contract §5.1).
+// insert100: bulk-create 100 rows in one request (POST rows with a `rows` array).
 // Bulk writes are a server-side (API key) operation in Appwrite, so this scenario uses the key.
 import { rowsCreateBulk, uniqueId, ok, loadOptions, handleSummary } from '../lib/appwrite.js';
 

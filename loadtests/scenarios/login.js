@@ -1,5 +1,5 @@
-// login: email/password sessions alone (contract §3). Dominated by argon2id verification
-// (Appwrite's parameters, ~4 ms of CPU each; django-asgi-facts §7), so it is reported separately.
+// login: email/password sessions alone. Dominated by argon2id verification
+// (Appwrite's parameters, ~4 ms of CPU each), so it is reported separately.
 // Each VU logs in as its own seeded user, as a client would (no API key, abuse checks apply).
 import { login, ok, vuUser, loadOptions, handleSummary } from '../lib/appwrite.js';
 

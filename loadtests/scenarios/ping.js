@@ -1,4 +1,4 @@
-// ping: GET /v1/ping with the project header (contract §12): the pipeline's floor cost.
+// ping: GET /v1/ping with the project header: the pipeline's floor cost.
 import { call, ok, loadOptions, handleSummary } from '../lib/appwrite.js';
 
 export const options = loadOptions();

@@ -1,4 +1,4 @@
-// realtime (ASGI only): fan-out of row events to many websocket subscribers (contract §11).
+// realtime (ASGI only): fan-out of row events to many websocket subscribers.
 // `subscribers`: VUS sockets, each authenticates with its user's session and subscribes to the
 // table's rows channel. `publisher`: after SETTLE seconds, creates rows at PUB_RATE/s with the
 // API key (read("users"), so every subscriber may see them); each row's title carries its send

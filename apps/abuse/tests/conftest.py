@@ -4,16 +4,12 @@ private Redis that a test may stop and restart, and one request per rule."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import time
 import uuid
-from dataclasses import dataclass
 
 import pytest
-import redis
 
-from conftest import Api, LiveServer, free_port, start_server
+from conftest import Api, LiveServer, PrivateRedis, free_port, start_server
 
 
 @pytest.fixture(scope="session")
@@ -33,40 +29,6 @@ def dedicated(live_env):
     yield get
     for server in started.values():
         server.stop()
-
-
-@dataclass
-class PrivateRedis:
-    """A throw-away ``redis-server`` on its own port (no persistence) that tests may stop."""
-
-    port: int
-    proc: subprocess.Popen | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [shutil.which("redis-server") or "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-             "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.5)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                if client.ping():
-                    return
-            except redis.RedisError:
-                time.sleep(0.05)
-        raise RuntimeError(f"redis-server on port {self.port} did not start")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(10)
-        self.proc = None
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from apps.core.auth import Auth
 from apps.core.runtime import run_sync
 from conftest import ROOT
 
-# Appwrite's defaults (contract §10): name -> (limit, window seconds, key parts of the one counter)
+# Appwrite's defaults: name -> (limit, window seconds, key parts of the one counter)
 APPWRITE_DEFAULTS = {
     "account.create": (10, 3600, ("url", "ip")),
     "account.session.email": (10, 3600, ("url", "email")),

@@ -1,4 +1,4 @@
-"""Account endpoints: create, get, name, password, email, prefs, status (contract §3)."""
+"""Account endpoints: create, get, name, password, email, prefs, status."""
 
 from __future__ import annotations
 

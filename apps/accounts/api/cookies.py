@@ -1,4 +1,4 @@
-"""Session cookies and the ``X-Fallback-Cookies`` header (contract §1.4)."""
+"""Session cookies and the ``X-Fallback-Cookies`` header."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Input schemas for the account endpoints (contract §3 params)."""
+"""Input schemas for the account endpoints."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Session and JWT endpoints (contract §1.4, §3)."""
+"""Session and JWT endpoints."""
 
 from __future__ import annotations
 

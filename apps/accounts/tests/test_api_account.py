@@ -1,4 +1,4 @@
-"""Table-driven API cases for the account routes (contract §3), on the live ASGI server.
+"""Table-driven API cases for the account routes, on the live ASGI server.
 
 Every row is one request: what is sent, the expected status and Appwrite error type. Rejected
 writes are checked to have stored nothing.

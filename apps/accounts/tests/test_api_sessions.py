@@ -1,5 +1,5 @@
 """Table-driven cases for the signed-in account routes: sessions, JWT, name, password, email,
-prefs (contract §3). Each row also runs as a guest to prove the scope check."""
+prefs. Each row also runs as a guest to prove the scope check."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""How the caller is resolved (contract §1.3): every credential transport and its failures."""
+"""How the caller is resolved: every credential transport and its failures."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Selectors and services write plain SQL with ``%s`` placeholders against the tabl
 models and migrations own, and call it through a :class:`Database`:
 
 * ``PgAsync`` (ASGI on PostgreSQL): a psycopg ``AsyncConnectionPool`` bound to the server's
-  event loop; no thread hop (django-asgi-facts §2).
+  event loop; no thread hop.
 * ``DjangoSync`` (WSGI, any backend): Django's own connection for the current thread, so the
   WSGI build keeps Django's psycopg pool (``CONN_MAX_AGE=0``, returned at request end).
   Its coroutines never suspend, so :func:`apps.core.runtime.run_sync` can drive them.

@@ -1,7 +1,7 @@
 """The outer ASGI application: body-size cap, lifespan, protocol routing.
 
-Django's ASGI handler reads the whole request body before any middleware runs
-(django-asgi-facts §6), so the cap must sit outside it: a ``Content-Length`` over
+Django's ASGI handler reads the whole request body before any middleware runs,
+so the cap must sit outside it: a ``Content-Length`` over
 ``MAX_REQUEST_BODY`` is answered 413 before a byte of the body is read, and a body without a
 length is cut off as soon as it passes the cap (CVE-2026-5766 notes the limit belongs at the
 server level).
@@ -24,7 +24,7 @@ log = logging.getLogger("apps.core.http")
 
 
 async def send_error(send, type: str, message: str, extra_headers=()) -> None:
-    """Answer with the Appwrite JSON error ``type`` (status from the catalogue, contract §1.3)
+    """Answer with the Appwrite JSON error ``type`` (status from the catalogue)
     and ``Connection: close`` unless ``extra_headers`` is given; for answers sent before any
     request work (413 cap, 503 admission)."""
     status = CATALOGUE[type][0]
@@ -90,8 +90,7 @@ def admission_limit(app, limit: int):
     bodiless request keeps its connection; one with a body gets ``Connection: close``, since
     its unread body is still on the wire. The answer carries no CORS grant (checking the origin
     is request work). Why: under overload every admitted request shares the event loop, so each
-    one more makes all of them slower; a fast refusal keeps the admitted ones' latency bounded
-    (issue 10).
+    one more makes all of them slower; a fast refusal keeps the admitted ones' latency bounded.
     """
     if limit <= 0:
         return app

@@ -1,4 +1,4 @@
-"""CORS for web clients (contract §1.2, §14.1).
+"""CORS for web clients.
 
 A project keeps a list of allowed web origins (Appwrite's web "platforms"). An allowed Origin is
 echoed with credentials; the Appwrite request headers are allowed; ``X-Fallback-Cookies`` and the

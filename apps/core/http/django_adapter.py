@@ -123,7 +123,7 @@ def _to_django(response: Response, mode: str):
     if response.stream is not None:
         out = StreamingHttpResponse(
             # Django tries iter() before aiter(): an object with both would be taken as sync and,
-            # under ASGI, read whole into memory first (django-asgi-facts §6). Hand over only the
+            # under ASGI, read whole into memory first. Hand over only the
             # async iterator under ASGI.
             aiter(response.stream) if mode == ASYNC else iter(response.stream),
             status=response.status,

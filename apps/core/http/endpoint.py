@@ -29,7 +29,7 @@ class Endpoint:
     caller must hold (``None`` = public, no project needed). ``input`` is a pydantic model of the
     parameters (path, query and body merged). ``abuse`` names a rule in the abuse app's table.
     ``session_forbidden`` makes the route refuse callers that already hold a session
-    (401 ``user_session_already_exists``, contract §3). ``status`` is the success status and
+    (401 ``user_session_already_exists``). ``status`` is the success status and
     ``response`` names the Appwrite response model, for the OpenAPI document
     (``"a|b"``: either model). ``multipart``
     marks an upload route: the document declares its body as ``multipart/form-data``.

@@ -1,7 +1,7 @@
 """The lean ASGI adapter: serves /v1 straight from the ASGI scope, without Django's handler.
 
 Django's ASGI handler costs two OS threads and several sync<->async hops per request
-(django-asgi-facts §1); the /v1 endpoints need none of it. This adapter builds the
+(its sync middleware chain runs in a thread); the /v1 endpoints need none of it. This adapter builds the
 :class:`RequestContext` from the ASGI scope, runs the same pipeline as the Django adapter and
 writes the :class:`Response` back. Multipart bodies go through Django's own ``MultiPartParser``
 so both adapters parse uploads identically. Selected with ``V1_ADAPTER=lean``.

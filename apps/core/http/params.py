@@ -1,6 +1,6 @@
 """Request parameters: query strings, JSON/form/multipart bodies, bracket lists, validation.
 
-Appwrite reads parameters from the query string and the body alike (contract §14.1): GET lists
+Appwrite reads parameters from the query string and the body alike: GET lists
 arrive as ``queries[0]=...`` or ``queries[]=...``, multipart as ``permissions[0]``/
 ``permissions[]``, booleans as ``true``/``false`` strings. :func:`collect` merges them into one
 dict; :func:`validate` checks it against the endpoint's pydantic model and turns the first

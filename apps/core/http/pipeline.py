@@ -1,6 +1,6 @@
 """The /v1 request pipeline, shared by every adapter.
 
-Order (design.md, Request flow): error funnel -> CORS -> route -> project -> auth -> scope ->
+Order: error funnel -> CORS -> route -> project -> auth -> scope ->
 abuse check -> parameters -> handler. The project, auth and abuse steps are strategies named in
 settings (``V1_PROJECT_RESOLVER``, ``V1_AUTHENTICATOR``, ``V1_ABUSE_CHECK``), so ``core`` imports
 no domain app.

@@ -168,3 +168,34 @@ def test_publishing_resumes_when_the_retry_pause_ends(settings, monkeypatch, cap
     asyncio.run(write())
     assert events._paused_until == {}
     assert events._unpublished.pending == 0
+
+
+@pytest.mark.parametrize("mode", ["async", "sync"])
+def test_the_event_stream_is_trimmed_by_age_and_expires_when_idle(settings, mode):
+    """Entries older than ``max_age`` go at the next append (whole 100-entry nodes: ``MINID ~``),
+    so a burst of large events does not stay in memory up to MAXLEN; an idle stream expires."""
+    import redis
+
+    from apps.core.kv import RedisSync
+
+    if not settings.REDIS_URL:
+        pytest.skip("needs REDIS_URL")
+    key = f"{settings.REDIS_PREFIX}test:stream:{mode}:{time.monotonic_ns()}"
+    kv = RedisAsync(settings.REDIS_URL) if mode == "async" else RedisSync(settings.REDIS_URL)
+    admin = redis.Redis.from_url(settings.REDIS_URL)
+
+    async def run():
+        await kv.append_stream(key, 10000, 0.5, [(b"p", b"%d" % n) for n in range(250)])
+        first = admin.xlen(key), admin.pttl(key)
+        await asyncio.sleep(0.7)
+        await kv.append_stream(key, 10000, 0.5, [(b"p", b"last")])
+        await kv.close()
+        return first
+
+    try:
+        (length, ttl) = asyncio.run(run())
+        assert length == 250 and 0 < ttl <= 500
+        assert admin.xlen(key) <= 101  # the old nodes are gone, the new entry stays
+        assert admin.xrevrange(key, count=1)[0][1] == {b"p": b"p", b"m": b"last"}
+    finally:
+        admin.delete(key)

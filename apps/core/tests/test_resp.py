@@ -13,6 +13,7 @@ import redis
 
 from apps.core.kv import KVUnavailable, RedisAsync
 from apps.core.resp import PipelinedRedis, RedisReplyError, Script, encode
+from conftest import PrivateRedis, free_port
 
 
 def _db_url(url: str, db: int) -> str:
@@ -36,7 +37,7 @@ def test_values_redis_cannot_carry_are_refused_before_sending(bad):
 
 
 def test_concurrent_calls_each_get_their_own_reply(settings):
-    client = PipelinedRedis(_db_url(settings.REDIS_URL, 2), timeout=5)
+    client = PipelinedRedis(settings.REDIS_URL, timeout=5)
 
     async def run():
         await asyncio.gather(*(client.execute("SET", f"resp:{i}", i) for i in range(500)))
@@ -49,7 +50,7 @@ def test_concurrent_calls_each_get_their_own_reply(settings):
 
 
 def test_an_error_reply_fails_only_its_own_call(settings):
-    client = PipelinedRedis(_db_url(settings.REDIS_URL, 2), timeout=5)
+    client = PipelinedRedis(settings.REDIS_URL, timeout=5)
 
     async def run():
         await client.execute("SET", "resp:text", "not a number")
@@ -68,7 +69,7 @@ def test_an_error_reply_fails_only_its_own_call(settings):
 
 
 def test_a_cancelled_caller_does_not_shift_the_replies(settings):
-    client = PipelinedRedis(_db_url(settings.REDIS_URL, 2), timeout=5)
+    client = PipelinedRedis(settings.REDIS_URL, timeout=5)
 
     async def run():
         await client.execute("SET", "resp:a", "A")
@@ -85,7 +86,7 @@ def test_a_cancelled_caller_does_not_shift_the_replies(settings):
 
 
 def test_a_killed_connection_fails_pending_calls_and_the_next_call_reconnects(settings):
-    client = PipelinedRedis(_db_url(settings.REDIS_URL, 2), timeout=5)
+    client = PipelinedRedis(settings.REDIS_URL, timeout=5)
     admin = redis.Redis.from_url(settings.REDIS_URL)
 
     async def run():
@@ -108,7 +109,7 @@ def test_a_killed_connection_fails_pending_calls_and_the_next_call_reconnects(se
 
 @pytest.mark.parametrize("command", ["MULTI", "select", "SUBSCRIBE", "BLPOP", "CLIENT", b"MULTI", b"select"])
 def test_commands_that_would_affect_every_caller_are_refused(settings, command):
-    client = PipelinedRedis(_db_url(settings.REDIS_URL, 2), timeout=5)
+    client = PipelinedRedis(settings.REDIS_URL, timeout=5)
     with pytest.raises(ValueError, match="every caller"):
         asyncio.run(client.execute(command, "x"))
 
@@ -116,7 +117,7 @@ def test_commands_that_would_affect_every_caller_are_refused(settings, command):
 def test_the_client_follows_the_running_event_loop(settings):
     """One process-wide client, several loops in turn (tests, tools): each loop gets its own
     connection instead of a protocol bound to a closed loop."""
-    client = PipelinedRedis(_db_url(settings.REDIS_URL, 2), timeout=5)
+    client = PipelinedRedis(settings.REDIS_URL, timeout=5)
     assert [asyncio.run(client.execute("PING")) for _ in range(3)] == [b"PONG"] * 3
 
 
@@ -227,8 +228,18 @@ def test_a_reply_before_any_command_is_reported_not_crashed_on():
         close()
 
 
-def test_scripts_are_loaded_again_after_the_script_cache_is_flushed(settings):
-    client = PipelinedRedis(_db_url(settings.REDIS_URL, 2), timeout=5)
+@pytest.fixture
+def own_redis():
+    """A throw-away redis-server: SCRIPT FLUSH and database numbers are server-wide or outside
+    REDIS_URL's database, so they are never tried on the shared server."""
+    server = PrivateRedis(free_port())
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_scripts_are_loaded_again_after_the_script_cache_is_flushed(own_redis):
+    client = PipelinedRedis(own_redis.url, timeout=5)
     script = Script("return tonumber(ARGV[1]) + 1")
 
     async def run():
@@ -241,9 +252,9 @@ def test_scripts_are_loaded_again_after_the_script_cache_is_flushed(settings):
     assert asyncio.run(run()) == (42, 2)
 
 
-def test_the_database_number_of_the_url_is_selected(settings):
-    client = PipelinedRedis(_db_url(settings.REDIS_URL, 5), timeout=5)
-    other = redis.Redis.from_url(_db_url(settings.REDIS_URL, 5))
+def test_the_database_number_of_the_url_is_selected(own_redis):
+    client = PipelinedRedis(_db_url(own_redis.url, 5), timeout=5)
+    other = redis.Redis.from_url(_db_url(own_redis.url, 5))
 
     async def run():
         await client.execute("SET", "resp:db", "five", "EX", 30)

@@ -1,4 +1,4 @@
-"""Database and table (collection) endpoints (contract §5.1, §5.2)."""
+"""Database and table (collection) endpoints."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Row (document) endpoints: create (single and bulk), get, list, PATCH, PUT, delete, and the
-bulk update/upsert/delete routes (contract §5.1).
+bulk update/upsert/delete routes.
 
 With ``transactionId`` the write routes stage the write into the transaction and answer what
 Appwrite answers then (no event, nothing written): create/upsert 201 and update/increment 200

@@ -1,5 +1,5 @@
 """Column (attribute) and index endpoints. Creates answer 202 with ``status: available``
-(the work is done synchronously, contract §5.3)."""
+(the work is done synchronously)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reads of rows: get, list and the permission filter (contract §6, §7).
+"""Reads of rows: get, list and the permission filter.
 
 A caller reads a row when it holds ``read`` on the table, or - with row security on - when the
 row's ``read`` permissions name one of its roles (``read_roles``, GIN-indexed on PostgreSQL).

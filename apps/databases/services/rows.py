@@ -1,6 +1,6 @@
 """Writes for rows (documents): create, bulk create, update, upsert, delete, bulk update/delete.
 
-Permissions (contract §7): create is decided by the table's ``create`` permission; update and
+Permissions: create is decided by the table's ``create`` permission; update and
 delete by the table's permission or, with row security, the row's own. Non-key callers may
 only grant roles they hold; a session user's row without permissions gets
 ``read/update/delete("user:<id>")``. Data is validated against the columns on every write

@@ -1,4 +1,4 @@
-"""Table- and row-level permissions (contract §7) for guests, two users and API keys."""
+"""Table- and row-level permissions for guests, two users and API keys."""
 
 from __future__ import annotations
 

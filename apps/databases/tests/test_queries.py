@@ -1,4 +1,4 @@
-"""Queries on row lists (contract §6): every operator, and/or, orders, cursors, select, and
+"""Queries on row lists: every operator, and/or, orders, cursors, select, and
 the invalid ones (unknown columns, wrong types, malformed JSON, too many, too long, too deep)."""
 
 from __future__ import annotations

@@ -53,11 +53,11 @@ async def health_cache(ctx):
 
 
 async def health_pubsub(ctx):
-    """A publish on the pub/sub that carries realtime events and cache invalidation (Redis; the
-    embedded build's in-process layer always passes)."""
+    """A publish on the pub/sub that carries cache invalidation (Redis; the embedded build's
+    in-process store always passes)."""
     started = time.perf_counter()
     try:
-        await ctx.kv.publish("health", b"ping")
+        await ctx.kv.publish(f"{settings.REDIS_PREFIX}health", b"ping")
     except KVUnavailable:
         raise AppwriteError("general_server_error", "Pubsub is not available.") from None
     return json_response(status_list("pubsub", _ms(started)))

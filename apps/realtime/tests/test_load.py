@@ -131,11 +131,10 @@ def _redis_sockets(pid: int, port: int) -> int:
 
 def test_churn_1000_abrupt_disconnects_return_to_baseline(rt_env, project):
     """1,000 connect/subscribe/abort cycles: RSS within 25 MiB of the warmed-up baseline, the
-    server's Redis connections within 2 of baseline, no group subscription left behind."""
+    server's Redis connections within 2 of baseline."""
     server = start_server("asgi", rt_env)
     r = redis.Redis.from_url(settings.REDIS_URL)
     redis_port = r.connection_pool.connection_kwargs.get("port", 6379)
-    group = f"asgi__group__rt.{project.id}"
     try:
         async def cycles(count: int, concurrency: int = 20):
             sem = asyncio.Semaphore(concurrency)
@@ -155,13 +154,9 @@ def test_churn_1000_abrupt_disconnects_return_to_baseline(rt_env, project):
         time.sleep(1.5)
         base_rss, base_clients = _rss_kib(server.proc.pid), _redis_sockets(server.proc.pid, redis_port)
         asyncio.run(cycles(1000))
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and r.pubsub_numsub(group)[0][1] != 0:
-            time.sleep(0.2)
         time.sleep(1.5)
         rss, clients = _rss_kib(server.proc.pid), _redis_sockets(server.proc.pid, redis_port)
         print(f"churn: RSS {base_rss} -> {rss} KiB, server's redis connections {base_clients} -> {clients}")
-        assert r.pubsub_numsub(group)[0][1] == 0
         assert rss - base_rss < 25 * 1024
         assert clients <= base_clients + 2
     finally:

@@ -1,4 +1,4 @@
-"""The realtime protocol against a live ASGI server: frames, auth, subscriptions (contract §11)."""
+"""The realtime protocol against a live ASGI server: frames, auth, subscriptions."""
 
 from __future__ import annotations
 

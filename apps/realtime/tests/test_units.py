@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import msgpack
 import orjson
 import pytest
 
@@ -13,6 +12,7 @@ from apps.core.events import WriteEvent
 from apps.realtime.channels import event_names, families_for, read_roles_for, rewrite_account, with_action_copies
 from apps.realtime.delivery import Subscription, build_message, frames_for
 from apps.realtime.filters import compile_queries, matches
+from apps.realtime.hub import encode
 
 ROW = {"$id": "r1", "$sequence": "1", "$tableId": "t1", "$databaseId": "db1", "$createdAt": "x", "$updatedAt": "x",
        "$permissions": ['read("user:u1")'], "title": "hello world", "n": 5, "tags": ["a", "b"], "gone": None}
@@ -138,7 +138,7 @@ def test_message_carries_the_event_and_delivery_derives_its_names():
     event = row_event("update")
     message = build_message(event, ["any"], "t")
     assert "families" not in message and message["event"]["ids"]["rowId"] == "r1"
-    wire = msgpack.unpackb(msgpack.packb(message))  # what another process receives
+    wire = orjson.loads(encode("p", message)[1])  # what another process reads from the stream
     subs = {"a": sub("a", ["rows.update"]), "b": sub("b", ["databases.db1.collections.t1.documents.r1"])}
     frames = [orjson.loads(f) for f in frames_for(wire, subs, frozenset(), ["any"])]
     rows, documents = families_for(event)

@@ -1,4 +1,4 @@
-"""Bucket endpoints (contract §9): API keys only (scopes ``buckets.read``/``buckets.write``)."""
+"""Bucket endpoints: API keys only (scopes ``buckets.read``/``buckets.write``)."""
 
 from __future__ import annotations
 

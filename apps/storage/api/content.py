@@ -1,4 +1,4 @@
-"""File bytes endpoints (contract §9): download (attachment), view (inline), preview (Pillow).
+"""File bytes endpoints: download (attachment), view (inline), preview (Pillow).
 
 download/view stream the stored object with Range and ETag support (``apps.storage.streaming``).
 """

@@ -1,4 +1,4 @@
-"""File metadata endpoints (contract §9, §9.1): create (single or chunked), list, get, update,
+"""File metadata endpoints: create (single or chunked), list, get, update,
 delete. Scopes ``files.read``/``files.write``; then bucket and file permissions decide (§7)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def _upload_id(ctx, file_id_param: str) -> str:
     """The file ID of an upload: ``x-appwrite-id`` (later chunks), else ``fileId``.
 
     ``unique()`` in the header is treated as absent: the Python SDK sends the ``fileId`` it
-    was given on the first chunk (contract §9.1). Raises 400 ``storage_invalid_appwrite_id``.
+    was given on the first chunk. Raises 400 ``storage_invalid_appwrite_id``.
     """
     header = ctx.headers.get("x-appwrite-id", "").strip()
     if header and header != "unique()":

@@ -1,4 +1,4 @@
-"""Input schemas for the storage endpoints (contract §9 params)."""
+"""Input schemas for the storage endpoints."""
 
 from __future__ import annotations
 

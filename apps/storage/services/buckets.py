@@ -1,4 +1,4 @@
-"""Writes for buckets (contract §9). API keys only (scope ``buckets.write``)."""
+"""Writes for buckets. API keys only (scope ``buckets.write``)."""
 
 from __future__ import annotations
 

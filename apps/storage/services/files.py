@@ -1,4 +1,4 @@
-"""Writes for files: single-request create, update, delete (contract §9), and the checks that
+"""Writes for files: single-request create, update, delete, and the checks that
 chunked uploads share (``apps.storage.services.uploads``)."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def read_roles(permissions: list[str]) -> str:
 
 
 def can(ctx, bucket: dict, file: dict | None, action: str) -> bool:
-    """Bucket permission, or the file's own when the bucket has ``fileSecurity`` (contract §7)."""
+    """Bucket permission, or the file's own when the bucket has ``fileSecurity``."""
     if perms.allows(ctx.auth, as_json(bucket["permissions"]) or [], action):
         return True
     return bool(bucket["file_security"]) and file is not None and perms.allows(

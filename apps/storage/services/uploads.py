@@ -1,4 +1,4 @@
-"""Chunked, resumable uploads (contract §9.1).
+"""Chunked, resumable uploads.
 
 Each chunk is a full multipart POST with ``Content-Range: bytes <start>-<end>/<total>`` (end
 inclusive) of exactly :data:`CHUNK_SIZE` bytes (the last one may be shorter). Chunks may arrive
@@ -49,7 +49,7 @@ from apps.storage.services.files import (
 
 log = logging.getLogger("apps.storage")
 
-CHUNK_SIZE = 5 * 1024 * 1024  # bytes (contract §9.1; both SDKs)
+CHUNK_SIZE = 5 * 1024 * 1024  # bytes (both SDKs)
 ASSEMBLY_WAIT = 300.0  # seconds a request that saw the last chunk waits for the assembler
 _RANGE = re.compile(r"^bytes (\d{1,15})-(\d{1,15})/(\d{1,15})$")
 _last_cleanup = [0.0]
@@ -108,7 +108,7 @@ async def file_upload_chunk(ctx, *, bucket: dict, file_uid: str, part, requested
                             folder: str, content_range: str) -> tuple[dict, int]:
     """Receive one chunk; returns ``(file row, status)``: 201 with the current
     ``chunks_uploaded`` (the finished file once the set is complete), or 200 with the stored
-    file when it was already complete (contract §9.1).
+    file when it was already complete.
 
     Raises 400 ``storage_invalid_content_range``, ``storage_invalid_file_size``,
     ``storage_file_type_unsupported``; 401 ``user_unauthorized``.

@@ -38,7 +38,7 @@ def upload(api, bucket_id: str, data: bytes, name: str = "a.txt", *, file_id: st
 
 def upload_chunk(api, bucket_id: str, data: bytes, index: int, name: str, file_id: str, *,
                  upload_id: str | None = None, key: bool = True, content_range: str | None = None):
-    """POST chunk ``index`` of ``data`` with the contract §9.1 Content-Range."""
+    """POST chunk ``index`` of ``data`` with the SDKs' ``Content-Range``."""
     start = index * CHUNK
     end = min(start + CHUNK, len(data))
     headers = {"Content-Range": content_range or f"bytes {start}-{end - 1}/{len(data)}"}

@@ -1,4 +1,4 @@
-"""Bucket routes (contract §9): table-driven cases on the live ASGI server."""
+"""Bucket routes: table-driven cases on the live ASGI server."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chunked, resumable uploads (contract §9.1) over raw HTTP on both builds."""
+"""Chunked, resumable uploads over raw HTTP on both builds."""
 
 from __future__ import annotations
 

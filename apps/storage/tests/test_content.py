@@ -201,7 +201,7 @@ def test_preview_needs_transformations_for_non_keys(api):
 
 
 def test_web_sdk_permission_fields(api, bucket):
-    """The web SDK repeats ``permissions[]`` (contract §9)."""
+    """The web SDK repeats ``permissions[]``."""
     r = api.call("POST", f"/storage/buckets/{bucket['$id']}/files",
                  data=[("fileId", "unique()"), ("permissions[]", 'read("any")'), ("permissions[]", 'update("any")')],
                  files={"file": ("w.txt", io.BytesIO(b"web"), "text/plain")}, key=True)

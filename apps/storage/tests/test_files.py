@@ -1,4 +1,4 @@
-"""File routes (contract §9, §7): create, list, get, update, delete with bad input and
+"""File routes: create, list, get, update, delete with bad input and
 permissions, as table-driven cases on the live ASGI server."""
 
 from __future__ import annotations

@@ -24,7 +24,10 @@ RETRY_AFTER = "1"  # seconds (header value): a restart or a conflict is over in 
 
 class DatabaseUnavailable(AppwriteError):
     """503 ``general_service_unavailable`` with ``Retry-After``; ``lost`` when the request's
-    connection broke (the request may be retried on a new one), not when none could be had."""
+    connection broke (the request may be retried on a new one), not when none could be had;
+    ``sqlstate`` is PostgreSQL's 40001/40P01 when it aborted the transaction for a conflict."""
+
+    sqlstate: str | None = None
 
     def __init__(self, message: str | None = None, *, lost: bool = False):
         super().__init__("general_service_unavailable", message or "The database is unavailable. Please try again "
@@ -62,8 +65,12 @@ def translate(exc: BaseException) -> AppwriteError | None:
         return DatabaseUnavailable()
     if isinstance(cause, errors.QueryCanceled):
         return AppwriteError("database_timeout")
-    if isinstance(cause, errors.TransactionRollback):
-        return DatabaseUnavailable("A concurrent request changed the same data. Please try again.")
+    # SQLSTATE class 40 (transaction rollback: serialization failure 40001, deadlock 40P01...);
+    # psycopg's DeadlockDetected is not a TransactionRollback subclass, so test the code.
+    if (getattr(cause, "sqlstate", None) or "").startswith("40"):
+        err = DatabaseUnavailable("A concurrent request changed the same data. Please try again.")
+        err.sqlstate = cause.sqlstate  # 40001/40P01: callers that expect a conflict answer their own 409
+        return err
     if isinstance(cause, (OperationalError, InterfaceError)):
         return DatabaseUnavailable(lost=True)
     return None

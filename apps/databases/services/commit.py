@@ -284,9 +284,11 @@ async def transaction_commit(ctx, *, naming: Naming, uid: str) -> dict:
             replay = Replay(ctx, naming, tx, strict=True)
             await replay.run(await tx.fetchall(_OPS, (txn["id"],)))
             txn = await txns.finish(tx, txn, "committed")
-    except AppwriteError:
+    except AppwriteError as exc:
         if started:
             await _fail(ctx, uid)
+            if is_conflict(exc):  # a deadlock or serialization failure, translated by the pool
+                raise _conflict() from None
         raise
     except Exception as exc:
         if not started:

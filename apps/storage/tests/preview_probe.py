@@ -4,7 +4,9 @@
 COUNT times at once through the server's own path (the ASGI render gate and the blocking
 executor) and prints one JSON line: the process's peak RSS before and after, in KiB, and the
 output sizes. Pillow allocates pixels outside Python's allocator, so tracemalloc would not see
-them: the kernel's peak RSS (``ru_maxrss``) does.
+them: the kernel's high-water RSS of this process's memory (``VmHWM`` in ``/proc/self/status``)
+does. Not ``ru_maxrss``: Linux carries it across fork and exec, so a probe started by a large
+pytest process would report the parent's size.
 """
 
 from __future__ import annotations
@@ -12,9 +14,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import resource
 import sys
 from types import SimpleNamespace
+
+
+def high_water_kib() -> int:
+    """Peak resident memory of this process image, in KiB (Linux ``VmHWM``)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def main(path: str, mime: str, count: int, params: dict) -> None:
@@ -29,14 +39,14 @@ def main(path: str, mime: str, count: int, params: dict) -> None:
     p = SimpleNamespace(**{"width": 0, "height": 0, "gravity": "center", "quality": -1, "output": "",
                            "background": "", "rotation": 0, "opacity": 1.0, "borderWidth": 0, "borderColor": "",
                            **params})
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = high_water_kib()
 
     async def run():
         return await asyncio.gather(*(content.render_limited(ASYNC, content._render, data, mime, p)
                                       for _ in range(count)))
 
     results = asyncio.run(run())
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = high_water_kib()
     print(json.dumps({"before_kib": before, "peak_kib": peak, "outputs": sorted({len(b) for b, _ in results})}))
 
 

@@ -132,21 +132,36 @@ def transform(model: str, data: dict, asked: Version) -> dict:
     return data
 
 
+def _model_of(declared: str, data: dict) -> str:
+    """The model of ``data`` for a route that declares ``"item|itemList"`` (one resource or a
+    list of them, e.g. a create that takes one row or many): the list model when ``data`` has
+    ``total``, as every Appwrite list model does."""
+    if "|" not in declared:
+        return declared
+    options = declared.split("|")
+    lists = [m for m in options if m.endswith("List")]
+    items = [m for m in options if not m.endswith("List")]
+    pick = lists if "total" in data else items
+    return pick[0] if pick else options[0]
+
+
 def finish(ctx, response) -> None:
     """Adapt a /v1 ``response`` to the client's format in place (pipeline, after the handler)."""
     asked = requested(ctx)
     if asked is None or asked > current():
         return
     endpoint = ctx.endpoint
-    model = getattr(endpoint, "response", "") if endpoint is not None else ""
-    if (not model or model not in _filters or response.status >= 300 or response.stream is not None
-            or not response.body):
+    declared = getattr(endpoint, "response", "") if endpoint is not None else ""
+    models = [m for m in declared.split("|") if m in _filters] if declared else []
+    if not models or response.status >= 300 or response.stream is not None or not response.body:
         return
-    if not any(asked < boundary for boundary, _ in _filters[model]):
+    if not any(asked < boundary for m in models for boundary, _ in _filters[m]):
         return
     try:
         data = orjson.loads(response.body)
         if isinstance(data, dict):
-            response.body = orjson.dumps(transform(model, data, asked))
+            model = _model_of(declared, data)
+            if model in _filters:
+                response.body = orjson.dumps(transform(model, data, asked))
     except Exception:  # a filter bug must not turn a served answer into an error
         log.exception("response filter for %s (format %s) failed", model, asked)

@@ -22,7 +22,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
 from django.conf import settings  # noqa: E402
 
 worker_class = "apps.core.http.gunicorn_worker.JsonErrorSyncWorker"
-limit_request_line = settings.MAX_REQUEST_LINE
+# gunicorn takes at most 8190 bytes of request line; above that it reads any length (0) and the
+# app checks MAX_REQUEST_LINE (apps.core.http.limits.wsgi_limits). In a deployment nginx's
+# header buffers bound what reaches gunicorn.
+limit_request_line = settings.MAX_REQUEST_LINE if settings.MAX_REQUEST_LINE <= 8190 else 0
 limit_request_fields = settings.MAX_HEADER_COUNT
 # One field line is "name: value\r\n": the cap on names plus values, plus its separators.
 limit_request_field_size = settings.MAX_HEADER_BYTES + 4

@@ -37,11 +37,12 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = _env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 1024 * 102
 # Request heads (apps.core.http.limits; README "Request limits and timeouts"). Both builds refuse,
 # with a JSON error, a request line over MAX_REQUEST_LINE bytes (414), more than
 # MAX_HEADER_COUNT header fields or more than MAX_HEADER_BYTES bytes of header names and values
-# (431). Defaults: nginx's 8 KiB request-line buffer and 4 x 8 KiB header buffers, and
-# gunicorn's 100 fields. gunicorn cannot take a request line over 8190 bytes.
-MAX_REQUEST_LINE = _env_int("MAX_REQUEST_LINE", 8190, minimum=256)
-if MAX_REQUEST_LINE > 8190:
-    raise ImproperlyConfigured(f"MAX_REQUEST_LINE is at most 8190 (gunicorn's ceiling), got {MAX_REQUEST_LINE}")
+# (431). The request line defaults to 32 KiB because SDK list calls carry their queries in the
+# URL (Appwrite allows 100 of them); at most 48 KiB (uvicorn refuses longer targets itself, as
+# plain text). Header defaults: nginx's 4 x 8 KiB header buffers and gunicorn's 100 fields.
+MAX_REQUEST_LINE = _env_int("MAX_REQUEST_LINE", 32 * 1024, minimum=256)
+if MAX_REQUEST_LINE > 48 * 1024:
+    raise ImproperlyConfigured(f"MAX_REQUEST_LINE is at most 49152 bytes, got {MAX_REQUEST_LINE}")
 MAX_HEADER_COUNT = _env_int("MAX_HEADER_COUNT", 100, minimum=8)
 MAX_HEADER_BYTES = _env_int("MAX_HEADER_BYTES", 32 * 1024, minimum=1024)
 # Client timeouts of the ASGI build under uvicorn (apps.core.http.uvicorn_protocol), in seconds:

@@ -142,13 +142,17 @@ def _spool_chunked(environ) -> bool:
 
 
 def wsgi_limits(app):
-    """Wrap a WSGI app with the header-bytes cap (gunicorn enforces the count and the line) and
+    """Wrap a WSGI app with the request-line cap (gunicorn's own stops at 8190 bytes), the
+    header-bytes cap (gunicorn enforces the count and each field) and
     the body cap for chunked bodies (413 ``general_payload_too_large``).
 
     Header bytes are counted from the environ (``HTTP_*``, ``CONTENT_TYPE``, ``CONTENT_LENGTH``):
     names without ``HTTP_``, repeated fields joined, so within a few bytes of the wire count."""
 
     def limited(environ, start_response):
+        target = environ.get("RAW_URI") or environ.get("PATH_INFO", "") + "?" + environ.get("QUERY_STRING", "")
+        if len(target) > head_limits().request_line:
+            return _wsgi_error(start_response, *LINE_TOO_LONG)
         size = 0
         for key, value in environ.items():
             if key.startswith("HTTP_"):

@@ -70,11 +70,11 @@ def test_idle_after_a_response_is_closed(quick_server, project):
 
 def test_slow_bodies_that_keep_coming_are_served(quick_server, project):
     """A body sent a byte every 0.4 s (3.2 s in all, longer than the body timeout, but never a
-    second without a byte) is read to its end and answered (404: POST /ping is no route)."""
+    second without a byte) is read to its end and answered (405: /ping takes GET)."""
     head = _head(project.id, "POST", "Content-Type: application/json\r\nContent-Length: 8\r\nConnection: close\r\n\r\n")
     pieces = [head] + [b"{}      "[i:i + 1] for i in range(8)]
     answer = exchange(quick_server.port, pieces, pause=0.4, timeout=WAIT * 3)
-    assert answer.status == 404 and answer.json()["type"] == "general_route_not_found", answer
+    assert answer.status == 405 and answer.json()["type"] == "general_not_implemented", answer
 
 
 def test_a_head_dribbled_past_the_header_timeout_is_refused(quick_server, project):

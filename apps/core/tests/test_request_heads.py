@@ -37,7 +37,9 @@ CASES = [
     ("20 MB of one header", lambda p: _flood(p, 20 * 1024 * KIB), 431, "general_bad_request"),
     ("101 headers", lambda p: [_head(p, [(f"X-H{i}", "1") for i in range(101)])], 431, "general_bad_request"),
     ("5000 headers", lambda p: [_head(p, [(f"X-H{i}", "1") for i in range(5000)])], 431, "general_bad_request"),
-    ("request line of 9000 bytes", lambda p: [_head(p, [], "/v1/ping?x=" + "a" * 9000)], 414, "general_bad_request"),
+    # SDK list calls carry their queries in the URL: 20 KiB passes gunicorn's own 8190-byte parser limit too.
+    ("request line of 20 KiB is fine", lambda p: [_head(p, [], "/v1/ping?x=" + "a" * 20 * KIB)], 200, None),
+    ("request line of 33 KiB", lambda p: [_head(p, [], "/v1/ping?x=" + "a" * 33 * KIB)], 414, "general_bad_request"),
     ("header line without colon", lambda p: [f"GET /v1/ping HTTP/1.1\r\nHost: x\r\nX-Appwrite-Project: {p}\r\n"
                                              "broken header\r\n\r\n".encode()], 400, "general_bad_request"),
     ("bad content-length", lambda p: [f"POST /v1/ping HTTP/1.1\r\nHost: x\r\nX-Appwrite-Project: {p}\r\n"

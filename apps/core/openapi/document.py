@@ -20,6 +20,9 @@ _ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/error"}}
 _BYTES = {"type": "string", "format": "binary", "contentMediaType": "application/octet-stream"}
 _REASONS = {
     400: "Invalid parameters, body or project id", 401: "Missing scope or invalid credentials",
+    408: "The client sent too slowly, or a database statement ran past its time limit",
+    414: "The request line (path and query) is too long",
+    431: "Too many or too large request headers",
     403: "Refused: unknown web origin, blocked user, or key and session together",
     404: "Project or resource not found", 409: "Conflict with an existing resource",
     410: "The transaction has expired", 412: "The sign-in provider is disabled",
@@ -52,7 +55,9 @@ def security(ep) -> list[dict]:
 
 def _error_statuses(ep) -> list[int]:
     tag = ep.name.split(".", 1)[0]
-    out = {400, 503, *ep.errors}  # 400: bad input, or a request the HTTP server cannot parse
+    # 400: bad input, or a request the HTTP server cannot parse; 408, 414, 431: the request-head
+    # limits and timeouts every route shares (README "Request limits and timeouts").
+    out = {400, 408, 414, 431, 503, *ep.errors}
     if ep.scope is not None:
         out |= {401, 403, 404}  # credentials, origin, project
     if "{" in ep.path:

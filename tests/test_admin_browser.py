@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import json
 import secrets
+import subprocess
+import sys
 
 import pytest
 from django.contrib import admin
 from django.urls import reverse
 
 from apps.adminsite.tests.seed import account_status, seed
-from conftest import ARTIFACTS, Api, make_project
+from conftest import ARTIFACTS, ROOT, Api, make_project
 from tests.websdk import CHROMIUM, needs_chromium, needs_playwright, run_node
 
 pytestmark = [needs_chromium, needs_playwright]
@@ -30,13 +32,15 @@ SHOTS = ARTIFACTS / "admin"
 
 
 @pytest.fixture
-def operator(django_db_setup, django_db_blocker) -> tuple[str, str]:
-    """A Django staff account (superuser) with a password: ``(username, password)``."""
-    from django.contrib.auth.models import User as Staff
-
+def operator(live_env) -> tuple[str, str]:
+    """A Django staff account (superuser) with a password: ``(username, password)``, made by
+    ``manage.py createsuperuser`` with the servers' settings, as an operator makes it (the
+    password hash is then one the server checks, whatever the test process's settings are)."""
     username, password = f"ops-{secrets.token_hex(4)}", secrets.token_urlsafe(16)
-    with django_db_blocker.unblock():
-        Staff.objects.create_superuser(username, f"{username}@example.com", password)
+    done = subprocess.run([sys.executable, "manage.py", "createsuperuser", "--noinput", "--username", username,
+                           "--email", f"{username}@example.com"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, env={**live_env, "DJANGO_SUPERUSER_PASSWORD": password})
+    assert done.returncode == 0, done.stderr[-2000:]
     return username, password
 
 

@@ -24,7 +24,7 @@ from django.contrib import admin
 from django.urls import reverse
 
 from apps.adminsite.tests.seed import account_status, seed
-from conftest import ARTIFACTS, ROOT, Api, make_project
+from conftest import ARTIFACTS, ROOT, Api, make_project, start_server
 from tests.websdk import CHROMIUM, needs_chromium, needs_playwright, run_node
 
 pytestmark = [needs_chromium, needs_playwright]
@@ -70,7 +70,17 @@ def _pages(django_db_blocker, data) -> tuple[list[dict], str]:
     return pages, table_path
 
 
-def test_operator_walks_the_admin_in_chromium(asgi_server, django_db_blocker, operator):
+@pytest.fixture
+def admin_server(live_env):
+    """An ASGI server of this test's own: the admin's Django views use Django's connection pool,
+    which a long-lived shared server may have filled with other tests' requests."""
+    server = start_server("asgi", live_env)
+    yield server
+    server.stop()
+
+
+def test_operator_walks_the_admin_in_chromium(admin_server, django_db_blocker, operator):
+    asgi_server = admin_server
     project = make_project(django_db_blocker)
     api = Api(asgi_server, project)
     data = seed(api)

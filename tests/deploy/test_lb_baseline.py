@@ -84,9 +84,9 @@ HEADS = [
     ("40 KiB over 10 headers (the app's cap)", lambda p: [_head(p, extra="".join(
         f"X-H{i}: {'a' * 4096}\r\n" for i in range(10)) + "Connection: close\r\n\r\n")], 431),
     ("one 40 KiB header (nginx's buffer)", lambda p: [_head(p, extra=f"X-Big: {'a' * 40960}\r\n\r\n")], 431),
-    ("a 40 KiB request line (nginx's buffer)", lambda p: [f"GET /v1/ping?x={'a' * 40960} HTTP/1.1\r\n"
+    ("a 70 KiB request line (nginx's buffer)", lambda p: [f"GET /v1/ping?x={'a' * 70 * 1024} HTTP/1.1\r\n"
                                                           "Host: x\r\n\r\n".encode()], 414),
-    ("a 9000-byte request line (the app's cap)", lambda p: [f"GET /v1/ping?x={'a' * 9000} HTTP/1.1\r\nHost: x\r\n"
+    ("a 33 KiB request line (the app's cap)", lambda p: [f"GET /v1/ping?x={'a' * 33 * 1024} HTTP/1.1\r\nHost: x\r\n"
                                                             "Connection: close\r\n\r\n".encode()], 414),
 ]
 

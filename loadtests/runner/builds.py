@@ -28,6 +28,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from backend.serve import ASGI_APP, GUNICORN_CONFIG, HTTP_PROTOCOL, WSGI_APP
+
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
 
@@ -47,12 +49,14 @@ class Build:
     unset: tuple[str, ...] = ()  # variables removed from the environment (the embedded build: no DATABASE_URL)
 
 
-UVICORN = (PY, "-m", "uvicorn", "backend.asgi:application", "--host", "127.0.0.1", "--port", "{port}",
-           "--no-access-log", "--loop", "uvloop", "--http", "httptools", "--lifespan", "on",
-           "--backlog", "2048", "--limit-concurrency", "2048", "--timeout-graceful-shutdown", "5",
-           "--no-proxy-headers")
-GUNICORN = (PY, "-m", "gunicorn", "backend.wsgi:application", "--bind", "127.0.0.1:{port}",
-            "--workers", "3", "--worker-class", "sync", "--preload", "--backlog", "2048", "--timeout", "120",
+# The product's own server settings (backend/serve.py): uvicorn with the head-limit protocol and
+# the sans-io websockets, gunicorn with its config file (JSON refusals, head limits).
+UVICORN = (PY, "-m", "uvicorn", ASGI_APP, "--host", "127.0.0.1", "--port", "{port}",
+           "--no-access-log", "--loop", "uvloop", "--http", HTTP_PROTOCOL, "--ws", "websockets-sansio",
+           "--lifespan", "on", "--backlog", "2048", "--limit-concurrency", "2048",
+           "--timeout-graceful-shutdown", "5", "--no-proxy-headers", "--no-server-header")
+GUNICORN = (PY, "-m", "gunicorn", WSGI_APP, "--bind", "127.0.0.1:{port}", "--config", GUNICORN_CONFIG,
+            "--workers", "3", "--preload", "--backlog", "2048", "--timeout", "120",
             "--graceful-timeout", "5")
 
 # The builds table.

@@ -30,7 +30,8 @@ THREADS = (8, 16, 32)
 def _gunicorn(workers: int, worker_class: str, threads: int = 1) -> tuple[str, ...]:
     cmd = list(GUNICORN)
     cmd[cmd.index("--workers") + 1] = str(workers)
-    cmd[cmd.index("--worker-class") + 1] = worker_class
+    if worker_class != "sync":  # the config's worker class is the product's sync worker
+        cmd += ["--worker-class", worker_class]
     if threads > 1:
         cmd += ["--threads", str(threads)]
     return tuple(cmd)

@@ -10,6 +10,7 @@ from django.conf import settings
 
 from apps.core.db import faults
 from apps.core.db.base import Database, ForeignKeyViolation, UniqueViolation, _bad_input, json_loads
+from apps.core.db.gate import Gate
 
 
 def connect_timeout() -> int:
@@ -51,6 +52,8 @@ class PgAsync(Database):
         )
         self._opened = False
         self._open_lock = asyncio.Lock()
+        # Waiting for a connection happens here, not in the pool (apps.core.db.gate).
+        self._gate = Gate(settings.DB_POOL_MAX_SIZE, settings.DB_POOL_MAX_WAITING)
         # True from start-up and after a lost connection until a statement succeeds: then a
         # checkout waits DB_CONNECT_TIMEOUT, not DB_POOL_TIMEOUT (nothing will be returned to an
         # empty pool, so waiting longer only delays the 503).
@@ -88,7 +91,10 @@ class PgAsync(Database):
         answers (:mod:`apps.core.db.faults`)."""
         await self._ensure_open()
         conn = None
+        gated = False
         try:
+            await self._gate.acquire(settings.DB_CONNECT_TIMEOUT if self._unreachable else settings.DB_POOL_TIMEOUT)
+            gated = True
             conn = await self._checkout()
             yield conn
         except Exception as exc:
@@ -101,6 +107,8 @@ class PgAsync(Database):
         finally:
             if conn is not None:
                 await self._pool.putconn(conn)  # a broken one is discarded and replaced by the pool
+            if gated:
+                self._gate.release()
         if self._unreachable:
             self._unreachable = False
 

@@ -79,6 +79,20 @@ def body_limit(app, limit: int):
     return limited
 
 
+_RETRY = [(b"retry-after", b"1")]
+_RETRY_CLOSE = [*_RETRY, (b"connection", b"close")]
+
+
+async def refuse_admission(scope, send) -> None:
+    """The admission limit's answer: 503 ``general_service_unavailable`` with ``Retry-After: 1``,
+    and ``Connection: close`` when the request has a body (it is still on the wire, unread)."""
+    has_body = any(name in (b"content-length", b"transfer-encoding") and value not in (b"0", b"")
+                   for name, value in scope.get("headers", ()))
+    await send_error(send, "general_service_unavailable",
+                     "The server is at its limit of requests in progress. Please retry shortly.",
+                     _RETRY_CLOSE if has_body else _RETRY)
+
+
 def admission_limit(app, limit: int):
     """Wrap ``app`` so at most ``limit`` requests are being handled in this process at once
     (0 = no limit).
@@ -95,17 +109,11 @@ def admission_limit(app, limit: int):
     if limit <= 0:
         return app
     in_flight = 0
-    keep = [(b"retry-after", b"1")]
-    close = [*keep, (b"connection", b"close")]
 
     async def admitted(scope, receive, send):
         nonlocal in_flight
         if in_flight >= limit:
-            has_body = any(name in (b"content-length", b"transfer-encoding") and value not in (b"0", b"")
-                           for name, value in scope.get("headers", ()))
-            return await send_error(send, "general_service_unavailable",
-                                    "The server is at its limit of requests in progress. Please retry shortly.",
-                                    close if has_body else keep)
+            return await refuse_admission(scope, send)
         state = 0  # 0 body arriving, 1 counted, 2 answered
 
         async def receiving():
@@ -165,15 +173,14 @@ def build_application(django_app, websocket_app=None):
     (:mod:`apps.core.http.limits`) before that."""
     http_app = body_limit(django_app, settings.MAX_REQUEST_BODY)
     v1_app = admission_limit(http_app, settings.API_MAX_IN_FLIGHT)
-    if settings.V1_ADAPTER == "lean":
-        from apps.core.http.lean_asgi import serve_v1
-
-        v1_app = admission_limit(body_limit(serve_v1, settings.MAX_REQUEST_BODY), settings.API_MAX_IN_FLIGHT)
-
     # The head caps for every ASGI server (under uvicorn the protocol has already enforced them
     # while the head arrived; daphne and granian bound its memory themselves).
     http_app = asgi_head_limits(http_app)
     v1_app = asgi_head_limits(v1_app)
+    if settings.V1_ADAPTER == "lean":  # the same three checks, done inside the adapter
+        from apps.core.http.lean_asgi import lean_v1
+
+        v1_app = lean_v1(settings.MAX_REQUEST_BODY, settings.API_MAX_IN_FLIGHT)
 
     async def application(scope, receive, send):
         kind = scope["type"]

@@ -57,14 +57,24 @@ class Endpoint:
         return self.scope is not None
 
 
+def _bucket(path: str) -> tuple[int, str]:
+    """The key a path's dynamic routes are filed under: its segment count and first segment
+    (a parameter never spans a ``/``, so only routes with the same key can match)."""
+    parts = path.split("/", 2)
+    return path.count("/"), parts[1] if len(parts) > 1 else ""
+
+
 class Router:
-    """Matches ``(method, path)`` to an endpoint: static paths by dict, the rest by regex."""
+    """Matches ``(method, path)`` to an endpoint: static paths by dict, the rest by regex among
+    the routes with the same method, segment count and first segment (declaration order kept:
+    a route whose first segment is a parameter is tried after the literal ones)."""
 
     def __init__(self, endpoints: list[Endpoint]):
         self.endpoints = list(endpoints)
         self._static: dict[tuple[str, str], Endpoint] = {}
         self._dynamic: dict[str, list[tuple[re.Pattern, Endpoint]]] = {}
-        self._paths: list[re.Pattern] = []
+        # (method, segment count, first segment or "" for a parameter) -> routes, in order
+        self._buckets: dict[tuple[str, int, str], list[tuple[re.Pattern, Endpoint]]] = {}
         for ep in self.endpoints:
             for path in (ep.path, *ep.aliases):
                 if "{" not in path:
@@ -75,6 +85,9 @@ class Router:
                 else:
                     pattern = re.compile("^" + _PARAM.sub(r"(?P<\1>[^/]+)", re.escape(path).replace(r"\{", "{").replace(r"\}", "}")) + "$")
                     self._dynamic.setdefault(ep.method, []).append((pattern, ep))
+                    count, first = _bucket(path)
+                    key = (ep.method, count, "" if "{" in first else first)
+                    self._buckets.setdefault(key, []).append((pattern, ep))
 
     def match(self, method: str, path: str) -> tuple[Endpoint, dict[str, str]]:
         """The endpoint for ``method path`` and its path parameters.
@@ -87,10 +100,12 @@ class Router:
             ep = self._static.get((m, path))
             if ep is not None:
                 return ep, {}
-            for pattern, ep in self._dynamic.get(m, ()):
-                found = pattern.match(path)
-                if found:
-                    return ep, found.groupdict()
+            count, first = _bucket(path)
+            for key in ((m, count, first), (m, count, "")):
+                for pattern, ep in self._buckets.get(key, ()):
+                    found = pattern.match(path)
+                    if found:
+                        return ep, found.groupdict()
         allowed = self.methods_for(path)
         if not allowed:
             raise AppwriteError("general_route_not_found")

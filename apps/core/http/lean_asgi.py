@@ -10,6 +10,7 @@ so both adapters parse uploads identically. Selected with ``V1_ADAPTER=lean``.
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import tempfile
 
@@ -19,7 +20,7 @@ from django.http.multipartparser import MultiPartParser
 from django.utils.http import http_date
 
 from apps.core.errors import AppwriteError
-from apps.core.http import pipeline
+from apps.core.http import limits, pipeline
 from apps.core.http.clientip import client_ip
 from apps.core.http.context import RequestContext, Response, ShortBody, UploadedPart
 from apps.core.http.params import body_error, parse_query
@@ -40,21 +41,37 @@ def _headers(scope) -> dict[str, str]:
     return out
 
 
-async def _read_body(receive):
-    """The body in a spooled file (in memory up to ``FILE_UPLOAD_MAX_MEMORY_SIZE`` bytes, then on
-    disk, like Django's own ASGI handler) and its size; ``None`` if the client left. The outer
-    cap already bounds the size."""
+_OVER = "over"  # _read_body: the body passed the cap
+
+
+async def _read_body(receive, limit: int):
+    """The body as a file and its size in bytes: a body that came in one message as an in-memory
+    file (no copy), a longer one spooled (in memory up to ``FILE_UPLOAD_MAX_MEMORY_SIZE`` bytes,
+    then on disk, like Django's own ASGI handler). ``None`` if the client left, :data:`_OVER`
+    as soon as more than ``limit`` bytes arrived (nothing more is read)."""
+    message = await receive()
+    if message["type"] == "http.disconnect":
+        return None
+    chunk = message.get("body", b"")
+    if len(chunk) > limit:
+        return _OVER
+    if not message.get("more_body", False):
+        return io.BytesIO(chunk), len(chunk)
     body = tempfile.SpooledTemporaryFile(max_size=settings.FILE_UPLOAD_MAX_MEMORY_SIZE)
-    size = 0
+    body.write(chunk)
+    size = len(chunk)
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
             body.close()
             return None
         chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            body.close()
+            return _OVER
         if chunk:
             body.write(chunk)
-            size += len(chunk)
         if not message.get("more_body", False):
             body.seek(0)
             return body, size
@@ -291,42 +308,106 @@ def _sweep(loop) -> None:
         loop.call_later(LEAVE_WATCH_AFTER, _sweep, loop)
 
 
-async def serve_v1(scope, receive, send) -> None:
-    """Serve one /v1 HTTP request (ASGI ``http`` scope whose path starts with ``/v1``)."""
+# Requests of this process between their body's arrival and their answer's start (the
+# admission limit, :func:`lean_v1`).
+_admitted = 0
+
+
+def lean_v1(max_body: int, max_in_flight: int):
+    """The ASGI app serving /v1 HTTP requests on the lean adapter, with the outer checks that
+    ``apps.core.http.asgi_app`` wraps around Django's handler done in one step (the same
+    answers, without three wrappers of ``receive`` and ``send`` per request):
+
+    * the head limits (:func:`apps.core.http.limits.asgi_head_limits`), unless the server's
+      protocol enforced them while the head arrived (uvicorn with
+      ``apps.core.http.uvicorn_protocol``);
+    * the admission limit (``asgi_app.admission_limit``): at most ``max_in_flight`` requests
+      (0 = no limit) counted from their body's arrival to their answer's start; one more gets
+      503 ``general_service_unavailable`` with ``Retry-After: 1`` before any work;
+    * the body cap (``asgi_app.body_limit``): a ``Content-Length`` over ``max_body`` bytes gets
+      413 before a byte is read, a body without one as soon as it passes the cap.
+    """
+    from apps.core.http.asgi_app import refuse_admission
+
+    async def app(scope, receive, send) -> None:
+        if not limits.SERVER_CHECKS_HEAD:
+            problem = limits.scope_head_problem(scope)
+            if problem is not None:
+                return await limits.send_head_error(send, problem)
+        if max_in_flight and _admitted >= max_in_flight:
+            return await refuse_admission(scope, send)
+        await serve_v1(scope, receive, send, max_body, bool(max_in_flight))
+
+    return app
+
+
+async def _send_413(send) -> None:
+    from apps.core.http.asgi_app import send_error
+
+    await send_error(send, "general_payload_too_large", "The request body is too large.")
+
+
+async def serve_v1(scope, receive, send, max_body: int | None = None, admit: bool = False) -> None:
+    """Serve one /v1 HTTP request (ASGI ``http`` scope whose path starts with ``/v1``).
+
+    ``max_body`` (bytes, default ``MAX_REQUEST_BODY``) caps the body: more gets 413 with
+    ``Connection: close``. With ``admit`` the request counts towards :func:`lean_v1`'s admission
+    limit from its body's arrival until its answer starts."""
+    global _admitted
     headers = _headers(scope)
+    if max_body is None:
+        max_body = settings.MAX_REQUEST_BODY
+    declared = headers.get("content-length")
+    if declared is not None:
+        try:
+            too_long = int(declared.split(",", 1)[0]) > max_body
+        except ValueError:
+            too_long = False
+        if too_long:
+            return await _send_413(send)
     peer = (scope.get("client") or ("", 0))[0] or ""
     path = scope["path"][3:] or "/"
     ctx = RequestContext(mode=ASYNC, method=scope["method"], path=path, query=[], headers=headers,
                          peer_ip=peer, scheme=scope.get("scheme", "http"))
     ctx.client_ip = client_ip(peer, headers.get("x-forwarded-for"))
+    counted = False
     try:
-        ctx.query = parse_query(scope.get("query_string", b""))
-        read = await _read_body(receive)
+        read = await _read_body(receive, max_body)
         if read is None:
             return
+        if read is _OVER:
+            return await _send_413(send)
+        if admit:
+            _admitted += 1
+            counted = True
         body, size = read
-        with body:
-            if size > settings.MAX_REQUEST_BODY:
-                raise AppwriteError("general_payload_too_large")
-            if ctx.content_type.split(";", 1)[0].strip().lower() == "multipart/form-data":
-                _parse_multipart(ctx, body, size)
-            elif size > settings.MAX_JSON_BODY:
-                raise AppwriteError("general_payload_too_large", "The request's parameters are too large.")
-            else:
-                ctx.body = body.read()
-    except AppwriteError as err:
-        response = pipeline.error_response(err)
-    else:
-        watch = _leave_watch(receive)
         try:
-            response = await pipeline.handle(ctx)
-        except asyncio.CancelledError:
-            if watch.fired and asyncio.current_task().uncancel() == 0:
-                log.info("client left during %s %s: its work was cancelled", scope["method"], scope["path"])
-                return
-            raise
-        finally:
-            watch.stop()
+            ctx.query = parse_query(scope.get("query_string", b""))
+            with body:
+                if size > settings.MAX_REQUEST_BODY:
+                    raise AppwriteError("general_payload_too_large")
+                if ctx.content_type.split(";", 1)[0].strip().lower() == "multipart/form-data":
+                    _parse_multipart(ctx, body, size)
+                elif size > settings.MAX_JSON_BODY:
+                    raise AppwriteError("general_payload_too_large", "The request's parameters are too large.")
+                else:
+                    ctx.body = body.read()
+        except AppwriteError as err:
+            response = pipeline.error_response(err)
+        else:
+            watch = _leave_watch(receive)
+            try:
+                response = await pipeline.handle(ctx)
+            except asyncio.CancelledError:
+                if watch.fired and asyncio.current_task().uncancel() == 0:
+                    log.info("client left during %s %s: its work was cancelled", scope["method"], scope["path"])
+                    return
+                raise
+            finally:
+                watch.stop()
+    finally:
+        if counted:  # the answer starts now (or never): the slot is free
+            _admitted -= 1
     try:
         await _send_response(receive, send, response, scope["method"] == "HEAD")
     except OSError:

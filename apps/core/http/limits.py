@@ -98,20 +98,34 @@ def head_problem(headers, target_length: int = 0) -> tuple[int, str] | None:
     return None
 
 
+# True once this process serves through a protocol that enforces the head limits while the head
+# arrives (``apps.core.http.uvicorn_protocol``): then the ASGI apps skip checking them again.
+SERVER_CHECKS_HEAD = False
+
+
+def scope_head_problem(scope) -> tuple[int, str] | None:
+    """:func:`head_problem` of an ASGI HTTP scope (its headers, raw path and query string)."""
+    target = len(scope.get("raw_path") or scope["path"].encode()) + len(scope.get("query_string", b""))
+    return head_problem(scope.get("headers", ()), target)
+
+
+async def send_head_error(send, problem: tuple[int, str]) -> None:
+    """Answer an ASGI request with the JSON error of ``problem`` and ``Connection: close``."""
+    body = error_body(*problem)
+    await send({"type": "http.response.start", "status": problem[0], "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
+
+
 def asgi_head_limits(app):
     """Wrap an ASGI app so HTTP requests whose head breaks a limit get the JSON error."""
 
     async def limited(scope, receive, send):
-        if scope["type"] == "http":
-            target = len(scope.get("raw_path") or scope["path"].encode()) + len(scope.get("query_string", b""))
-            problem = head_problem(scope.get("headers", ()), target)
+        if scope["type"] == "http" and not SERVER_CHECKS_HEAD:
+            problem = scope_head_problem(scope)
             if problem is not None:
-                body = error_body(*problem)
-                await send({"type": "http.response.start", "status": problem[0], "headers": [
-                    (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close")]})
-                await send({"type": "http.response.body", "body": body})
-                return None
+                return await send_head_error(send, problem)
         return await app(scope, receive, send)
 
     return limited

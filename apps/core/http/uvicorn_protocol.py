@@ -30,6 +30,7 @@ import os
 from uvicorn.protocols.http.flow_control import service_unavailable
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from apps.core.http import limits
 from apps.core.http.limits import (
     BAD_REQUEST,
     BODY_TIMEOUT,
@@ -68,6 +69,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        limits.SERVER_CHECKS_HEAD = True  # the apps need not check the head again
         self.limits = head_limits()
         self.timeout_keep_alive = self.limits.idle_timeout
         self._refusal: tuple[int, str] | None = None

@@ -29,7 +29,12 @@ def canned():
 
 # --- options -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("argv, message", [
-    (["--stages", "a"], "--stages needs --preset"),
+    (["--stages", "a"], "--stages, --stage-duration and --stage-scenarios need --preset"),
+    (["--stage-duration", "10s"], "need --preset"),
+    (["--preset", "round2", "--stage-duration", "ten"], "a run length is a whole number"),
+    (["--preset", "round2", "--stage-duration", "x=10s"], "unknown stage 'x'"),
+    (["--preset", "round2", "--stage-scenarios", "ping"], "expected STAGE=VALUE"),
+    (["--preset", "round2", "--stage-scenarios", "c=peer-read+ping"], "stage c has no ping"),
     (["--preset", "round2", "--stages", "a,x"], "unknown stage(s) x"),
     (["--preset", "round2", "--rounds", "2"], "--rounds must be >= 3"),
     (["--preset", "round2", "--target-url", "http://x", "--key", "k"], "takes neither --target-url"),
@@ -118,6 +123,14 @@ def test_plan_of_one_stage_lists_only_it():
     assert "stage c:" in out and "stage a:" not in out and "stage f:" not in out
     assert "100 VUs x 30s x 27 runs" in out  # 3 scenarios x 3 builds x 3 rounds
     assert "--preset round2 --stages c --server-cpus 0 --k6-cpus 1 --label round2-c" in out
+
+
+def test_plan_with_shorter_runs_and_fewer_scenarios():
+    out = _plan("--stages", "a,f", "--stage-duration", "10s,f=1m", "--stage-scenarios", "a=ping+read")
+    assert "scenarios: ping, read\n" in out
+    assert "500 VUs x 10s x 42 runs" in out  # 2 scenarios x 7 builds x 3 rounds
+    assert "500 VUs x 1m x 7 runs" in out
+    assert out.rstrip().endswith("--stage-duration 10s,f=1m --stage-scenarios a=ping+read --label round2-af")
 
 
 def test_plan_needs_the_preset():

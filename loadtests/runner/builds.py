@@ -12,6 +12,9 @@ each sync worker uses at most one connection at a time (3 in all), plus ``DB_POO
 idle per process. ``--preload`` imports Django once in the master and forks the workers (shared
 pages, faster start); every pool is created lazily, after the fork, in each worker.
 
+Both servers start as the product's launcher starts them (``backend/serve.py``): uvicorn with
+the head-limit protocol (``apps.core.http.uvicorn_protocol``) and sans-io websockets, gunicorn
+with ``backend/gunicorn_conf.py`` (its sync worker answering refusals as JSON, the head limits).
 uvicorn runs with the product launcher's back-pressure (``backend/serve.py``:
 ``--limit-concurrency`` = ``SERVER_LIMIT_CONCURRENCY``'s default 2048, ``--backlog`` 2048): past
 2048 open connections a request is answered 503 at once.

@@ -55,6 +55,11 @@ def _options(p: argparse.ArgumentParser) -> None:
       "seeds' cases and Appwrite's method, in stages (see --plan)")
     a("--stages", default="", help="with --preset: comma-separated stage letters to run (default: all)")
     a("--plan", action="store_true", help="print what the run would do and how long it takes, then stop")
+    a("--stage-duration", default="", metavar="[S=]D,...",
+      help="with --preset: run length instead of the stages' own, for all closed-model stages (e.g. 10s) "
+      "or per stage (a=10s,f=1m); the report prints the lengths used")
+    a("--stage-scenarios", default="", metavar="S=N+N,...",
+      help="with --preset: run only these of a stage's scenarios (e.g. a=ping+read+mix)")
     a("--gthread-workers", type=int, default=0, help="WSGI sweep: gunicorn gthread workers (default 2 x cores + 1)")
     a("--label", default="", help="results folder suffix (default: the mode)")
     a("--results-dir", default="", help=f"where the results folder goes (default {RESULTS.relative_to(ROOT)})")
@@ -106,12 +111,23 @@ def parse_args(argv=None) -> argparse.Namespace:
         if unknown:
             p.error(f"--stages: unknown stage(s) {', '.join(unknown)}; known: {','.join(STAGES)}")
         args.stages = [s for s in STAGES if s in chosen]
+        try:
+            args.stage_durations = _per_stage(args.stage_duration, STAGES, _duration)
+            args.stage_scenario_map = _per_stage(args.stage_scenarios, STAGES, lambda v: tuple(v.split("+")),
+                                              needs_key=True)
+        except ValueError as exc:
+            p.error(str(exc))
+        for key, names in args.stage_scenario_map.items():
+            unknown = [n for n in names if n not in STAGES[key].scenarios]
+            if unknown:
+                p.error(f"--stage-scenarios: stage {key} has no {', '.join(unknown)} "
+                        f"(it runs {', '.join(STAGES[key].scenarios)})")
         if args.target_url or args.seed_only:
             p.error("--preset starts its own servers: it takes neither --target-url nor --seed-only")
         if args.rounds < 3 and not args.smoke:
             p.error("--preset round2 reports medians of alternating rounds: --rounds must be >= 3")
-    elif args.stages:
-        p.error("--stages needs --preset")
+    elif args.stages or args.stage_duration or args.stage_scenarios:
+        p.error("--stages, --stage-duration and --stage-scenarios need --preset")
     else:
         peer = [n for n in args.scenarios.split(",") if n in SCENARIOS and SCENARIOS[n].peer]
         if peer:
@@ -129,6 +145,29 @@ def parse_args(argv=None) -> argparse.Namespace:
         if "=" not in item or not item.split("=", 1)[0]:
             p.error(f"--server-env takes NAME=VALUE, got {item!r}")
     return args
+
+
+def _duration(value: str) -> str:
+    if not value or value[-1] not in "sm" or not value[:-1].isdigit() or int(value[:-1]) <= 0:
+        raise ValueError(f"a run length is a whole number of seconds or minutes (10s, 2m), got {value!r}")
+    return value
+
+
+def _per_stage(spec: str, stages, convert, needs_key: bool = False) -> dict:
+    """``"10s"`` (every stage) or ``"a=10s,f=1m"`` as {stage: converted value}; ValueError if
+    malformed or a stage is unknown."""
+    out: dict = {}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep:
+            if needs_key:
+                raise ValueError(f"expected STAGE=VALUE, got {item!r}")
+            out.update({k: convert(item) for k in stages})
+            continue
+        if key not in stages:
+            raise ValueError(f"unknown stage {key!r} in {spec!r}")
+        out[key] = convert(value)
+    return out
 
 
 def results_folder(args, stamp: str) -> Path:

@@ -46,7 +46,7 @@ STAGES: dict[str, Stage] = {s.key: s for s in [
     Stage("d", "CRUD cycle (create, read, update, delete; no think time)", ("crud",), "peers", (10, 1000), "60s"),
     Stage("e", "four cases at 100 connections: ASGI against wsgi-best",
           ("ping", "cpu", "wait", "insert100"), "asgi+sweep", (100,), "30s"),
-    Stage("f", "Appwrite's method: 500 clients for 5 minutes, once per build", ("mix",), "main", (500,), "5m",
+    Stage("f", "Appwrite's method: 500 clients for 5 minutes (unless --stage-duration), once per build", ("mix",), "main", (500,), "5m",
           rounds=1),
 ]}
 
@@ -107,8 +107,10 @@ def plan_text(args, sweep: list[str], peers: list[str]) -> str:
     total = SETUP_S + estimate_seed_s(500 if not args.smoke else 5)
     lines.append(f"setup: database, project, key, seeding users/rows/files ~{_hm(total)}")
     peers_setup = False
+    from loadtests.runner.stages import shaped
+
     for key in args.stages:
-        st = STAGES[key]
+        st = shaped(STAGES[key], args)
         names = build_names(st, sweep, peers)
         est = estimate_s(st, names, rounds, args.smoke)
         if st.builds == "peers" and not peers_setup:
@@ -141,6 +143,10 @@ def run_command(args) -> str:
         cmd += ["--gthread-workers", str(args.gthread_workers)]
     if args.smoke:
         cmd.append("--smoke")
+    if args.stage_duration:
+        cmd += ["--stage-duration", args.stage_duration]
+    if args.stage_scenarios:
+        cmd += ["--stage-scenarios", args.stage_scenarios]
     if args.results_given and args.results_dir != str(RESULTS):
         cmd += ["--results-dir", args.results_dir]
     cmd += ["--label", args.label or "round2" + ("-" + "".join(args.stages) if list(args.stages) != list(STAGES) else "")]

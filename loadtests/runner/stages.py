@@ -30,6 +30,15 @@ def peer_names(args) -> list[str]:
     return [b.name for b in peers.peer_builds(args.cores)]
 
 
+def shaped(stage: Stage, args) -> Stage:
+    """``stage`` with the command line's ``--stage-duration`` and ``--stage-scenarios`` applied."""
+    from dataclasses import replace
+
+    duration = getattr(args, "stage_durations", {}).get(stage.key, stage.duration)
+    scenarios = getattr(args, "stage_scenario_map", {}).get(stage.key, stage.scenarios)
+    return replace(stage, duration=duration, scenarios=tuple(scenarios))
+
+
 def _shape(stage: Stage, smoke: bool) -> tuple[tuple[int, ...], str, int | None]:
     if smoke:
         return (5,), "2s", 1
@@ -78,7 +87,7 @@ def run_round2(bench: Bench, key: str, seed_file: Path, features: dict) -> dict:
     done: dict[str, dict] = {}
     peers_ready = False
     for key_ in a.stages:
-        st = STAGES[key_]
+        st = shaped(STAGES[key_], a)
         names = build_names(st, sweep, peer)
         vus_list, duration, rounds = _shape(st, a.smoke)
         rounds = rounds or a.rounds

@@ -155,7 +155,11 @@ def _run(bench: Bench, argv) -> int:
     if args.preset:
         from loadtests.runner.stages import run_round2
 
-        meta.update(preset="round2", **run_round2(bench, key, seed_file, data["features"]))
+        def checkpoint(summary: dict) -> None:  # results.json after every stage, report at the end
+            partial = {**meta, "preset": "round2", **summary}
+            (out / "results.json").write_text(json.dumps({"meta": partial, "rows": bench.rows}, indent=1))
+
+        meta.update(preset="round2", **run_round2(bench, key, seed_file, data["features"], checkpoint))
         meta["scenarios"] = {n: SCENARIOS[n].what for st in meta["stages"].values() for n in st["scenarios"]}
     else:
         todo = plan(names, data["features"], log)

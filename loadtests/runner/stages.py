@@ -79,8 +79,10 @@ def setup_peers(bench: Bench, builds: dict, key: str) -> None:
         bench.k6_extra[b.name] = peers.peer_k6_env(b)
 
 
-def run_round2(bench: Bench, key: str, seed_file: Path, features: dict) -> dict:
-    """Run ``args.stages`` in order; returns what the report needs to know about them."""
+def run_round2(bench: Bench, key: str, seed_file: Path, features: dict, checkpoint=None) -> dict:
+    """Run ``args.stages`` in order; returns what the report needs to know about them.
+    ``checkpoint(summary)``, if given, is called after every stage with that summary so far (the
+    caller saves the rows measured until then: a long run stopped midway keeps its stages)."""
     a = bench.args
     builds = all_builds(a)
     sweep, peer = sweep_names(a), peer_names(a)
@@ -108,9 +110,15 @@ def run_round2(bench: Bench, key: str, seed_file: Path, features: dict) -> dict:
         done[st.key] = {"title": st.title, "scenarios": [s.name for s in todo], "builds": names,
                         "vus": list(vus_list), "duration": duration, "rounds": rounds, "p95_ms": st.p95_ms,
                         "model": st.model}
+        if checkpoint is not None:
+            checkpoint(_summary(done, builds))
     bench.stop_current()
-    return {"stages": done, "builds": {n: b.label for n, b in builds.items()
-                                       if any(n in d["builds"] for d in done.values())},
+    return _summary(done, builds)
+
+
+def _summary(done: dict, builds: dict) -> dict:
+    return {"stages": dict(done), "builds": {n: b.label for n, b in builds.items()
+                                             if any(n in d["builds"] for d in done.values())},
             "differences": peers.DIFFERENCES if any(STAGES[k].builds == "peers" for k in done) else []}
 
 

@@ -268,16 +268,14 @@ async def _send_413(send) -> None:
     await send_error(send, "general_payload_too_large", "The request body is too large.")
 
 
-async def serve_v1(scope, receive, send, max_body: int | None = None, admit: bool = False) -> None:
+async def serve_v1(scope, receive, send, max_body: int, admit: bool) -> None:
     """Serve one /v1 HTTP request (ASGI ``http`` scope whose path starts with ``/v1``).
 
-    ``max_body`` (bytes, default ``MAX_REQUEST_BODY``) caps the body: more gets 413 with
+    ``max_body`` (bytes) caps the body: more gets 413 with
     ``Connection: close``. With ``admit`` the request counts towards :func:`lean_v1`'s admission
     limit from its body's arrival until its answer starts."""
     global _admitted
     headers = _headers(scope)
-    if max_body is None:
-        max_body = settings.MAX_REQUEST_BODY
     declared = headers.get("content-length")
     if declared is not None:
         try:

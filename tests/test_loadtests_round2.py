@@ -167,3 +167,18 @@ def test_report_files_and_charts_are_written(canned, tmp_path):
     assert (tmp_path / "report.md").read_text().startswith("# Load tests, round 2")
     for chart in ("chart-ratios.png", "chart-peers.png"):
         assert (tmp_path / chart).read_bytes()[:4] == b"\x89PNG"
+
+
+# --- CHECKPOINT before each run -----------------------------------------------------------------
+def test_checkpoint_runs_on_the_test_server_and_reports_what_it_could_not_do():
+    import os
+
+    from loadtests.runner.bench import checkpoint
+
+    url = os.environ.get("DATABASE_URL")
+    if not url:
+        pytest.skip("DATABASE_URL is not set: no PostgreSQL to checkpoint")
+    assert checkpoint(url) is True
+    assert checkpoint("") is False
+    # A closed port: refused, reported as not done, nothing raised.
+    assert checkpoint("postgres://postgres@127.0.0.1:1/postgres") is False

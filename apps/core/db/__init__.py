@@ -3,8 +3,8 @@
 Selectors and services write plain SQL with ``%s`` placeholders against the tables that Django
 models and migrations own, and call it through a :class:`Database`:
 
-* ``PgAsync`` (ASGI on PostgreSQL): a psycopg ``AsyncConnectionPool`` bound to the server's
-  event loop; no thread hop.
+* ``PgAsync`` (ASGI on PostgreSQL): an asyncpg pool bound to the server's event loop, behind
+  a first-come, first-served gate (:mod:`apps.core.db.gate`); no thread hop.
 * ``DjangoSync`` (WSGI, any backend): Django's own connection for the current thread, so the
   WSGI build keeps Django's psycopg pool (``CONN_MAX_AGE=0``, returned at request end).
   Its coroutines never suspend, so :func:`apps.core.runtime.run_sync` can drive them.

@@ -130,13 +130,39 @@ _BAD_INPUT_SQLSTATES = frozenset({
 
 
 def _bad_input(exc: BaseException) -> AppwriteError | None:
-    from psycopg import DataError
-
-    cause = exc if isinstance(exc, DataError) else exc.__cause__
-    if isinstance(cause, DataError) and getattr(cause, "sqlstate", None) in _BAD_INPUT_SQLSTATES:
+    """400 ``general_argument_invalid`` for a value PostgreSQL (or the driver) refused to store:
+    psycopg's or asyncpg's data errors with a SQLSTATE of :data:`_BAD_INPUT_SQLSTATES`, or
+    (asyncpg) a number out of range of its column before it was sent. ``None`` otherwise."""
+    cause = exc if _is_data_error(exc) else exc.__cause__
+    if not _is_data_error(cause):
+        return None
+    sqlstate = getattr(cause, "sqlstate", None)
+    if type(cause).__module__.startswith("asyncpg") and cause.__cause__ is not None:
+        # asyncpg refused a parameter before sending it (raised from the encoder's error): only
+        # a number out of its column's range is the request's fault; a wrong Python type is a
+        # bug, left to fail loudly.
+        if not isinstance(cause.__cause__, OverflowError):
+            return None
+        sqlstate = "22003"  # numeric_value_out_of_range, as PostgreSQL would have answered
+    if sqlstate in _BAD_INPUT_SQLSTATES:
         return AppwriteError("general_argument_invalid", "Invalid parameter: a value cannot be stored "
                                                          "(NUL characters or numbers out of range).")
     return None
+
+
+def _is_data_error(exc: BaseException | None) -> bool:
+    if exc is None:
+        return False
+    module = type(exc).__module__
+    if module.startswith("psycopg"):
+        from psycopg import DataError
+
+        return isinstance(exc, DataError)
+    if module.startswith("asyncpg"):
+        from asyncpg import exceptions as pg
+
+        return isinstance(exc, pg.DataError)  # also what asyncpg raises for a parameter it cannot encode
+    return False
 
 
 def as_dt(value: Any) -> dt.datetime | None:

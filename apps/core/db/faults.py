@@ -76,6 +76,30 @@ def translate(exc: BaseException) -> AppwriteError | None:
     return None
 
 
+def translate_asyncpg(exc: BaseException, *, lost: bool) -> AppwriteError | None:
+    """:func:`translate` for the ASGI build's asyncpg connections (``apps.core.db.postgres``),
+    called on errors of a statement (``lost=True``: the connection broke while the request
+    used it, so a read may be run again) or of taking a connection (``lost=False``: none could
+    be opened). ``None`` for an error that is not a database fault (the caller re-raises it)."""
+    from asyncpg import exceptions as pg
+
+    if isinstance(exc, pg.QueryCanceledError):
+        return AppwriteError("database_timeout")
+    sqlstate = getattr(exc, "sqlstate", None) or ""
+    if sqlstate.startswith("40"):
+        err = DatabaseUnavailable("A concurrent request changed the same data. Please try again.")
+        err.sqlstate = sqlstate
+        return err
+    # Class 08 (connection exception), 53 (insufficient resources: too many connections), 57
+    # (operator intervention: shut down, terminated, starting up), a socket error or a connect
+    # timeout, and asyncpg's own "connection is closed" errors.
+    if (isinstance(exc, (pg.PostgresConnectionError, pg.InsufficientResourcesError, pg.OperatorInterventionError,
+                         OSError, TimeoutError))
+            or (isinstance(exc, pg.InterfaceError) and "closed" in str(exc))):
+        return DatabaseUnavailable(lost=lost)
+    return None
+
+
 def check_django_pool(conn) -> None:
     """``check`` callback of Django's connection pool (the WSGI build): raises for a dead
     connection (psycopg-pool then discards it and hands out another, at once for the first)

@@ -10,9 +10,14 @@ Correctness rules:
 * A process uses its caches only while its invalidation listener is subscribed (a daemon thread
   per process, started on first use, so after gunicorn's fork). When the subscription breaks,
   every cache is emptied and bypassed until it is back: a missed message can never leave a
-  stale entry. Without ``REDIS_URL`` (the embedded default) caches are off: nothing could tell
-  the other processes of a deployment (e.g. the WSGI build's gunicorn workers on one SQLite
-  file) about a write, and a signed-out session must not stay valid in another worker.
+  stale entry.
+* Without ``REDIS_URL`` (the embedded default) there is no channel. The ASGI build's SQLite
+  driver then registers a change check (:func:`watch_changes`): SQLite's ``PRAGMA
+  data_version``, which changes when any other connection (another process, Django's own
+  connection) commits to the file. Caches are emptied whenever it changed since the last
+  look, which is taken on every cache read, so a commit made elsewhere is never answered from
+  a cache. Without such a check (the WSGI build's gunicorn workers on one SQLite file, whose
+  connections Django opens per request) caches are off.
 * A read that raced with an invalidation is not stored: callers take a :func:`epoch` before
   their database read and pass it to :meth:`LocalCache.put`, which drops the value when any
   invalidation arrived in between.
@@ -171,11 +176,49 @@ _listener_pid = 0
 _live = False
 
 
+# Without Redis: a function returning a token that changes whenever another connection committed
+# to the embedded database (see the module docstring), and the last token seen.
+_changes = None
+_changes_seen: object = None
+
+
+def watch_changes(token) -> None:
+    """Serve caches without Redis, with ``token()`` (no arguments; returns a value that differs
+    from the last one when someone else wrote to the database) checked before every cache read.
+    ``None`` stops it. Set by the ASGI build's SQLite driver (``apps.core.db.sqlite``)."""
+    global _changes, _changes_seen
+    with _lock:
+        _changes, _changes_seen = token, (token() if token is not None else None)
+        _clear_all()
+
+
+def _unchanged() -> bool:
+    """False (caches off) without a change check; else empties every cache when the database
+    changed since the last look, and True."""
+    global _changes_seen
+    check = _changes
+    if check is None:
+        return False
+    token = check()
+    if token != _changes_seen:
+        with _lock:
+            _changes_seen = token
+            _clear_all()
+    return True
+
+
+def _clear_all() -> None:  # under _lock
+    global _epoch
+    _epoch += 1
+    for cache in _caches:
+        cache._clear()
+
+
 def _active() -> bool:
     if not settings.LOCAL_CACHE_TTL:
         return False
     if not settings.REDIS_URL:
-        return False
+        return _unchanged()
     if _listener_pid != os.getpid():
         _start_listener()
     return _live
@@ -192,12 +235,10 @@ def _start_listener() -> None:
 
 
 def _set_live(value: bool) -> None:
-    global _live, _epoch
+    global _live
     with _lock:
         _live = value
-        _epoch += 1
-        for cache in _caches:
-            cache._clear()
+        _clear_all()
 
 
 def _listen() -> None:

@@ -34,6 +34,14 @@ DB_STATEMENT_TIMEOUT_MS = _env_int("DB_STATEMENT_TIMEOUT_MS", 5000, minimum=0)
 # delete), which rewrite or index every row of the table; milliseconds, 0 = none.
 DB_SCHEMA_STATEMENT_TIMEOUT_MS = _env_int("DB_SCHEMA_STATEMENT_TIMEOUT_MS", 300000, minimum=0)
 
+# SQLite's synchronous setting for every connection of the embedded default (the API's and
+# Django's). NORMAL (the default here, as PocketBase runs SQLite): in WAL mode a commit does
+# not wait for fsync, the database stays consistent, and a power loss or OS crash (not a
+# crash of this server) may lose the last commits. FULL: every commit is fsynced.
+SQLITE_SYNCHRONOUS = _env("SQLITE_SYNCHRONOUS", "NORMAL").upper()
+if SQLITE_SYNCHRONOUS not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+    raise ImproperlyConfigured("SQLITE_SYNCHRONOUS must be OFF, NORMAL, FULL or EXTRA.")
+
 if DATABASE_URL:
     _db = dj_database_url.parse(DATABASE_URL)
     if _db["ENGINE"] != "django.db.backends.postgresql":
@@ -59,7 +67,8 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": SQLITE_PATH,
-            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE",
+                        "init_command": f"PRAGMA synchronous={SQLITE_SYNCHRONOUS}"},
         }
     }
 

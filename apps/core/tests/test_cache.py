@@ -149,13 +149,55 @@ def test_ttl_zero_turns_caching_off(settings, monkeypatch):
 
 
 def test_no_redis_no_cache(settings):
-    """Without Redis no process could tell the others about a write (e.g. two gunicorn workers
-    on one SQLite file), so nothing is cached."""
+    """Without Redis and without a change check no process could tell the others about a
+    write (e.g. two gunicorn workers on one SQLite file), so nothing is cached."""
     settings.REDIS_URL = ""
     settings.LOCAL_CACHE_TTL = 60
     c = cache.LocalCache("test-no-redis")
     c.put("k", 1, (), cache.epoch())
     assert c.get("k") is None
+
+
+def test_without_redis_a_commit_by_another_connection_empties_the_caches(settings, tmp_path):
+    """The ASGI build's SQLite driver lets the caches work without Redis: its own commits keep
+    them (its writes invalidate what they change, as with Redis), and a commit made by any
+    other connection to the file (here a second one, as another process would) empties them
+    before the next cache read."""
+    import asyncio
+    import sqlite3
+
+    from apps.core.db.sqlite import SqliteAsync
+
+    settings.REDIS_URL = ""
+    settings.LOCAL_CACHE_TTL = 60
+    path = str(tmp_path / "embedded.sqlite3")
+    c = cache.LocalCache("test-sqlite-watch")
+
+    async def main():
+        db = SqliteAsync(path)
+        other = sqlite3.connect(path, isolation_level=None)
+        try:
+            await db.execute("CREATE TABLE t (v int)")
+            c.put("k", 1, (), cache.epoch())
+            assert c.get("k") == 1
+            await db.execute("INSERT INTO t VALUES (1)")  # this connection's own commit
+            assert c.get("k") == 1
+            other.execute("SELECT count(*) FROM t").fetchone()  # another connection reading
+            assert c.get("k") == 1
+            other.execute("INSERT INTO t VALUES (2)")  # and committing
+            assert c.get("k") is None
+            c.put("k", 2, (), cache.epoch())
+            assert c.get("k") == 2
+            seen = cache.epoch()
+            other.execute("INSERT INTO t VALUES (3)")  # a commit while a read was in flight
+            c.put("k", 3, (), seen)
+            assert c.get("k") is None  # dropped, and that read's value was not stored
+        finally:
+            other.close()
+            await db.close()
+        assert c.get("k") is None  # closed: no check, caches off again
+
+    asyncio.run(main())
 
 
 

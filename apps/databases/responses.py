@@ -3,15 +3,13 @@ Column/Attribute, ColumnIndex/Index, Row/Document and their lists."""
 
 from __future__ import annotations
 
-from apps.core.db import as_dt, as_json
-from apps.core.timefmt import iso
+from apps.core.db import as_json
+from apps.core.timefmt import iso_stored
 from apps.databases.naming import TABLESDB, Naming
 from apps.databases.relations import visible
 from apps.databases.schema import FLOAT_MAX, INT_MAX, INT_MIN, KINDS
 
-
-def _ts(value) -> str:
-    return iso(as_dt(value))
+_ts = iso_stored
 
 
 def database_model(d: dict) -> dict:

@@ -116,7 +116,9 @@ class Row(models.Model):
     its ``read(...)`` permissions, for index-backed permission filtering."""
 
     id = models.BigAutoField(primary_key=True)
-    table = models.ForeignKey(Table, on_delete=models.DB_CASCADE, related_name="rows")
+    # No index of its own: (table, id), (table, uid) and the others below all start with it,
+    # and every row write would maintain one more b-tree for nothing.
+    table = models.ForeignKey(Table, on_delete=models.DB_CASCADE, related_name="rows", db_index=False)
     uid = models.CharField("row ID", max_length=36)
     data = models.JSONField(default=dict)
     permissions = models.JSONField(default=list)

@@ -64,7 +64,7 @@ def json_cast(db) -> str:
 
 def roles_value(db, roles: list[str]) -> Any:
     """The ``read_roles`` column value for ``roles``."""
-    return list(roles) if is_pg(db) else json.dumps(list(roles))
+    return list(roles) if is_pg(db) else db.json(list(roles))
 
 
 def roles_filter(db, roles: list[str]) -> tuple[str, list]:

@@ -210,8 +210,9 @@ class Database:
         raise NotImplementedError
 
     def json(self, value: Any) -> Any:
-        """Adapt a Python value for a JSON column parameter."""
-        return json.dumps(value, separators=(",", ":"))
+        """Adapt a Python value for a JSON column parameter: its JSON text (orjson, see
+        :func:`json_dumps`; the stdlib encoder was 3 calls of 4 us per row create)."""
+        return json_dumps(value).decode()
 
     def dt(self, value: dt.datetime) -> Any:
         """Adapt an aware datetime for a timestamp column parameter."""

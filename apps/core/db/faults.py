@@ -92,9 +92,12 @@ def translate_asyncpg(exc: BaseException, *, lost: bool) -> AppwriteError | None
         return err
     # Class 08 (connection exception), 53 (insufficient resources: too many connections), 57
     # (operator intervention: shut down, terminated, starting up), a socket error or a connect
-    # timeout, and asyncpg's own "connection is closed" errors.
+    # timeout, and asyncpg's own "connection is closed" errors. InternalClientError is asyncpg
+    # finding its protocol mid-way through another operation: seen on an idle pooled connection
+    # that had just read the server's FATAL shutdown notice ("cannot switch to state 12;
+    # another operation (2) is in progress"); the connection is unusable, like a closed one.
     if (isinstance(exc, (pg.PostgresConnectionError, pg.InsufficientResourcesError, pg.OperatorInterventionError,
-                         OSError, TimeoutError))
+                         pg.InternalClientError, OSError, TimeoutError))
             or (isinstance(exc, pg.InterfaceError) and "closed" in str(exc))):
         return DatabaseUnavailable(lost=lost)
     return None

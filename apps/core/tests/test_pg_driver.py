@@ -192,3 +192,34 @@ def test_no_server_answers_503_at_once(settings):
             await db.close()
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize(("make", "status", "lost"), [
+    # asyncpg found its protocol mid-way through another operation: an idle pooled connection
+    # that had read the server's shutdown notice (seen in the restart-under-load test)
+    (lambda pg: pg.InternalClientError("cannot switch to state 12; another operation (2) is in progress"), 503, True),
+    (lambda pg: pg.ConnectionDoesNotExistError("connection was closed in the middle of operation"), 503, True),
+    (lambda pg: pg.AdminShutdownError("terminating connection due to administrator command"), 503, True),
+    (lambda pg: pg.TooManyConnectionsError("sorry, too many clients already"), 503, True),
+    (lambda pg: ConnectionResetError(104, "reset"), 503, True),
+    (lambda pg: pg.QueryCanceledError("canceling statement due to statement timeout"), 408, False),
+    (lambda pg: pg.SerializationError("could not serialize access"), 503, False),
+])
+def test_asyncpg_faults_become_answers(make, status, lost):
+    """Every way a statement's connection can fail maps to an answer, never a 500."""
+    from asyncpg import exceptions as pg
+
+    from apps.core.db.faults import translate_asyncpg
+
+    answer = translate_asyncpg(make(pg), lost=True)
+    assert isinstance(answer, AppwriteError) and answer.status == status
+    assert getattr(answer, "lost", False) is lost
+
+
+def test_a_programming_error_is_not_a_database_fault():
+    from asyncpg import exceptions as pg
+
+    from apps.core.db.faults import translate_asyncpg
+
+    assert translate_asyncpg(pg.UndefinedColumnError("column x does not exist"), lost=True) is None
+    assert translate_asyncpg(ValueError("bad"), lost=True) is None

@@ -115,10 +115,48 @@ class Bench:
             f"pg {row['peak_pg_connections']}{extra}")
         return row
 
+    def profile_run(self, sc, build, key: str, seed_file: Path, *, stage: str = "", vus: int | None = None,
+                    duration: str | None = None) -> None:
+        """One more run of ``sc`` on ``build`` with py-spy attached (``--profile``, ``flames.py``):
+        writes ``flames/<tag>.svg`` and ``.txt``; the run is not a measured row."""
+        from loadtests.runner.flames import Recorder
+
+        a = self.args
+        vus, duration = vus or a.vus, duration or a.duration
+        tag = (f"{stage}-" if stage else "") + f"{sc.name}-{build.name}" + (f"-v{vus}" if stage else "")
+        env = {"BASE_URL": f"http://127.0.0.1:{a.port}", "PROJECT_ID": a.project, "API_KEY": key,
+               "SEED_FILE": str(seed_file), "VUS": str(vus), "DURATION": duration, "MODEL": "closed", "RATE": "0",
+               **(self.k6_extra.get(build.name, {}))}
+        checkpoint(a.pg_url)
+        self.stop_current()
+        server = self.start(build, f"profile-{tag}")
+        try:
+            if a.warmup not in ("0", "0s"):
+                measure(None, sc.js, {**env, "VUS": str(min(50, vus)), "DURATION": a.warmup},
+                        self.work / f"warmup-profile-{tag}.json", a.k6_cpus or None, self.work / "k6.log", 120, None, "")
+            recorder = Recorder(server.proc.pid, seconds(duration), self.out / "flames" / f"{tag}.svg", a.k6_cpus)
+            measure(None, sc.js, env, self.work / f"profile-{tag}.json", a.k6_cpus or None, self.work / "k6.log",
+                    seconds(duration) + 120, None, "")
+            recorder.finish()
+        finally:
+            server.stop()
+        log(f"  profile {tag}: flames/{tag}.svg")
+
     def matrix(self, scenarios, builds, rounds: int, key: str, seed_file: Path, *, stage: str = "",
                vus: int | None = None, duration: str | None = None) -> None:
         """Every scenario on every build for ``rounds`` rounds, the build order reversed every
-        other round (in smoke mode build-major, so each build's server starts once)."""
+        other round (in smoke mode build-major, so each build's server starts once); with
+        ``--profile``, then one profiled run per scenario on each Python ASGI build."""
+        self._matrix(scenarios, builds, rounds, key, seed_file, stage=stage, vus=vus, duration=duration)
+        if getattr(self.args, "profile", False) and not self.external:
+            for sc in scenarios:
+                for build in builds:
+                    if build.asgi and build.family != "peer" and build.name != "asgi-django" and not (
+                            build.only_scenarios and sc.name not in build.only_scenarios):
+                        self.profile_run(sc, build, key, seed_file, stage=stage, vus=vus, duration=duration)
+
+    def _matrix(self, scenarios, builds, rounds: int, key: str, seed_file: Path, *, stage: str = "",
+                vus: int | None = None, duration: str | None = None) -> None:
         for rnd in range(1, rounds + 1):
             order = builds if rnd % 2 else list(reversed(builds))
             log(f"{'stage ' + stage + ': ' if stage else ''}round {rnd}/{rounds}")

@@ -48,6 +48,8 @@ def _options(p: argparse.ArgumentParser) -> None:
     a("--open-p95-ms", type=float, default=500.0, help="open model: a step passes if p95 < this (ms), with < 1%% errors")
     a("--open-steps", type=int, default=5, help="open model: at most this many steps per build and scenario")
     a("--open-duration", default="15s", help="open model: length of one step")
+    a("--profile", action="store_true", help="after the measured rounds, one more run per scenario and ASGI "
+      "build with py-spy attached: flames/<run>.svg and .txt in the results folder (not measured rows)")
     a("--abuse-overhead", action="store_true", help="also run `create` with abuse on vs ABUSE_ENABLED=false")
     a("--smoke", action="store_true", help="CI smoke: 5 VUs, 2 s, one round, every scenario; leaves no folder "
       "or database behind unless --results-dir is given")

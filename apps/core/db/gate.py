@@ -38,6 +38,13 @@ class Gate:
     def waiting(self) -> int:
         return self._waiting
 
+    def try_acquire(self) -> bool:
+        """Take a free slot if there is one (never one a waiter is owed); True if taken."""
+        if self._free > 0:
+            self._free -= 1
+            return True
+        return False
+
     async def acquire(self, timeout: float) -> None:
         if self._free > 0:  # a free slot means nobody is queued (release serves them first)
             self._free -= 1

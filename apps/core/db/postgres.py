@@ -23,15 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import math
-import time
-import weakref
 from contextlib import asynccontextmanager
 
 from django.conf import settings
 
 from apps.core.db import faults
 from apps.core.db.base import Database, ForeignKeyViolation, UniqueViolation, _bad_input, json_dumps, json_loads
-from apps.core.db.gate import Gate
+from apps.core.db.pgpool import ConnectionPool
 
 _NUMBERED: dict[str, str] = {}
 _NUMBERED_MAX = 4096  # distinct statements remembered (list queries build many shapes)
@@ -86,12 +84,6 @@ async def _configure(conn) -> None:
         await conn.set_type_codec(name, schema="pg_catalog", encoder=_json_param, decoder=json_loads, format="text")
 
 
-async def _no_reset(conn) -> None:
-    """The pool's reset on release. asyncpg's default runs ``RESET ALL; UNLISTEN *; ...`` (a
-    round trip per request); this server changes no session state (``SET LOCAL`` ends with its
-    transaction) and listens to nothing. An open transaction is still rolled back by asyncpg."""
-
-
 def _rowcount(status: str) -> int:
     """The row count at the end of a command status (``UPDATE 3``, ``INSERT 0 1``), else -1."""
     tail = status.rpartition(" ")[2]
@@ -113,58 +105,30 @@ def _statement_error(exc: BaseException) -> BaseException:
     return faults.translate_asyncpg(exc, lost=True) or exc
 
 
-async def _opened(pool):
-    try:
-        return await pool  # asyncpg's Pool opens when awaited
-    except BaseException:
-        pool.terminate()
-        raise
-
-
 class PgAsync(Database):
     vendor = "postgresql"
 
     def __init__(self, dsn: str):
         self._dsn = dsn
-        self._pool = None
-        self._opening = None  # the task opening the pool, while it runs
-        self._born: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # connection -> monotonic open time
-        # Waiting for a connection happens here, not in the pool (apps.core.db.gate): the pool
-        # is only asked when one of its DB_POOL_MAX_SIZE connections is free.
-        self._gate = Gate(settings.DB_POOL_MAX_SIZE, settings.DB_POOL_MAX_WAITING)
+        # Waiting for a connection happens in the pool's gate (apps.core.db.gate), first come
+        # first served; the pool itself is a deque of asyncpg connections (apps.core.db.pgpool).
+        self._pool = ConnectionPool(self._connect, min_size=settings.DB_POOL_MIN_SIZE,
+                                    max_size=settings.DB_POOL_MAX_SIZE, max_waiting=settings.DB_POOL_MAX_WAITING,
+                                    max_idle=settings.DB_POOL_MAX_IDLE, max_lifetime=settings.DB_POOL_MAX_LIFETIME)
+        self._gate = self._pool.gate
 
-    async def _open(self):
-        """The pool, opened on first use inside the server's loop (asyncpg connects its
-        ``DB_POOL_MIN_SIZE`` connections now, the others on demand). A server that is down
-        fails this request with 503; the next request tries again."""
+    async def _connect(self):
+        """One new connection with the server settings and JSON codecs of this module."""
         import asyncpg
 
-        if self._opening is None:
-            pool = asyncpg.create_pool(
-                self._dsn,
-                min_size=min(settings.DB_POOL_MIN_SIZE, settings.DB_POOL_MAX_SIZE),
-                max_size=settings.DB_POOL_MAX_SIZE,
-                max_inactive_connection_lifetime=settings.DB_POOL_MAX_IDLE,
-                init=self._init,
-                reset=_no_reset,
-                timeout=connect_timeout(),
-                command_timeout=None,
-                server_settings={"statement_timeout": str(settings.DB_STATEMENT_TIMEOUT_MS)},
-            )
-            self._opening = asyncio.ensure_future(_opened(pool))
-        opening = self._opening
+        conn = await asyncpg.connect(self._dsn, timeout=connect_timeout(), command_timeout=None,
+                                     server_settings={"statement_timeout": str(settings.DB_STATEMENT_TIMEOUT_MS)})
         try:
-            pool = await asyncio.shield(opening)
-        except Exception:
-            if self._opening is opening:
-                self._opening = None
+            await _configure(conn)
+        except BaseException:
+            conn.terminate()
             raise
-        self._pool = pool
-        return pool
-
-    async def _init(self, conn) -> None:
-        await _configure(conn)
-        self._born[conn] = time.monotonic()
+        return conn
 
     @asynccontextmanager
     async def _connection(self):
@@ -172,30 +136,18 @@ class PgAsync(Database):
         ``DB_POOL_TIMEOUT`` for one, or failing to connect, raises 503
         (:class:`apps.core.db.faults.DatabaseUnavailable`)."""
         try:
-            await self._gate.acquire(settings.DB_POOL_TIMEOUT)
+            conn = await self._pool.acquire(settings.DB_POOL_TIMEOUT)
         except Exception as exc:
-            raise (faults.translate(exc) or exc) from None
-        conn = pool = None
+            raise (faults.translate(exc) or faults.translate_asyncpg(exc, lost=False) or exc) from None
         try:
-            try:
-                pool = self._pool or await self._open()
-                conn = await pool.acquire()
-            except Exception as exc:
-                raise (faults.translate_asyncpg(exc, lost=False) or exc) from None
             yield conn
+        except asyncio.CancelledError:
+            # Cancelled inside a statement (the client left): asyncpg may still be cancelling it
+            # on the server, so the connection is not handed to anyone else.
+            self._pool.spoil(conn)
+            raise
         finally:
-            if conn is not None:
-                await self._release(pool, conn)
-            self._gate.release()
-
-    async def _release(self, pool, conn) -> None:
-        raw = conn._con  # the proxy's connection (None once released)
-        if raw is not None and time.monotonic() - self._born.get(raw, 0) > settings.DB_POOL_MAX_LIFETIME:
-            raw.terminate()  # past DB_POOL_MAX_LIFETIME: the pool opens a new one when needed
-        try:
-            await pool.release(conn)
-        except Exception:  # noqa: BLE001 - the pool terminates a connection it cannot reset
-            pass
+            self._pool.release(conn)
 
     async def fetchall(self, sql, params=()):
         async with self._connection() as conn:
@@ -220,11 +172,11 @@ class PgAsync(Database):
             try:
                 yield stmts
             except BaseException:
-                if conn._con is not None and not conn._con.is_closed():
+                if not conn.is_closed():
                     try:
                         await tx.rollback()
-                    except Exception:  # noqa: BLE001 - the connection broke: it is not reused
-                        _terminate(conn)
+                    except BaseException:  # noqa: BLE001 - the connection broke (or the rollback was
+                        _terminate(conn)  # cancelled): it is closed, never reused; the first error stands
                 raise
             try:
                 await tx.commit()
@@ -235,12 +187,7 @@ class PgAsync(Database):
         return json_dumps(value).decode()
 
     async def close(self):
-        pool, self._pool, self._opening = self._pool, None, None
-        if pool is not None:
-            try:
-                await pool.close()
-            except Exception:  # noqa: BLE001 - shutting down: what cannot close cleanly is terminated
-                pool.terminate()
+        await self._pool.close()
 
 
 class _PgConn(Database):
@@ -288,12 +235,10 @@ class _PgConn(Database):
     json = PgAsync.json
 
 
-def _terminate(proxy) -> None:
-    """Close the pooled connection behind ``proxy`` at once, unless it is already gone (asyncpg
-    hands a connection that closed back to its pool by itself)."""
-    raw = proxy._con
-    if raw is not None and not raw.is_closed():
-        raw.terminate()
+def _terminate(conn) -> None:
+    """Close ``conn`` at once, unless it is already closed; the pool forgets it on release."""
+    if not conn.is_closed():
+        conn.terminate()
 
 
 def _session_survives(exc: BaseException, answer: BaseException) -> bool:

@@ -30,8 +30,9 @@ import signal
 import sys
 
 ASGI_APP = "backend.asgi:application"
-# uvicorn's httptools protocol with the head limits and client timeouts (apps.core.http.uvicorn_protocol).
-HTTP_PROTOCOL = "apps.core.http.uvicorn_protocol:LimitedHttpToolsProtocol"
+# The /v1 HTTP/1.1 protocol, which hands everything else to uvicorn's httptools protocol with the head
+# limits and client timeouts (apps.core.http.v1_protocol, apps.core.http.uvicorn_protocol).
+HTTP_PROTOCOL = "apps.core.http.v1_protocol:protocol"
 # gunicorn's worker class and head limits (backend/gunicorn_conf.py).
 GUNICORN_CONFIG = "python:backend.gunicorn_conf"
 WSGI_APP = "backend.wsgi:application"

@@ -25,6 +25,7 @@ import errno
 import logging
 import os
 import re
+from contextlib import asynccontextmanager
 
 from django.conf import settings
 
@@ -75,6 +76,26 @@ class FileStream:
                     yield piece
         finally:
             self.close()
+
+    @asynccontextmanager
+    async def local_file(self):
+        """For a server that sends a descriptor itself (``sendfile``, see
+        ``apps.core.http.v1_writer``): ``(fd, start, length)`` of the open local file while the
+        caller holds a stream slot (``STORAGE_STREAMS_MAX``), closed afterwards; ``None`` when
+        the bytes are not in an open local file (S3, WSGI), and the stream is read as usual."""
+        fd, self.fd = self.fd, None
+        if fd is None:
+            yield None
+            return
+        try:
+            slots = _stream_slots()
+            if slots is None:
+                yield fd, self.start, self.length
+            else:
+                async with slots:  # cancelled while queued (the client left): the fd is closed
+                    yield fd, self.start, self.length
+        finally:
+            os.close(fd)
 
     async def _pieces(self):
         fd, self.fd = self.fd, None

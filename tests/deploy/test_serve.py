@@ -43,7 +43,7 @@ def _settings(**over) -> SimpleNamespace:
 @pytest.mark.parametrize("server,expected", [
     ("uvicorn", ["-m uvicorn backend.asgi:application", "--host 0.0.0.0 --port 8000", "--lifespan on",
                  "--timeout-graceful-shutdown 20", "--limit-concurrency 1000", "--backlog 2048", "--no-proxy-headers",
-                 "--loop uvloop", "--http apps.core.http.uvicorn_protocol:LimitedHttpToolsProtocol", "--no-access-log"]),
+                 "--loop uvloop", f"--http {serve.HTTP_PROTOCOL}", "--no-access-log"]),
     ("granian", ["-m granian --interface asgi", "--workers 1", "--workers-kill-timeout 20", "--backpressure 1000",
                  "--backlog 2048", "--loop uvloop", "--ws", "backend.asgi:application"]),
     ("daphne", ["-m backend.serve_daphne"]),

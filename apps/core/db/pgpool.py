@@ -17,9 +17,9 @@ Rules (the settings are read by the caller, :class:`apps.core.db.postgres.PgAsyn
 * the last connection given back is the next handed out (warm caches, and the rest go idle);
 * a connection found closed at checkout (PostgreSQL restarted, the network cut) is dropped and
   the next one tried, so a restart costs no request its answer;
-* a connection given back closed, inside a transaction, in the middle of a statement
-  (``spoiled``: its statement was cancelled or failed on the client side) or older than
-  ``max_lifetime`` seconds is closed at once, never reused;
+* a connection given back closed, inside a transaction or older than ``max_lifetime`` seconds
+  is closed at once, never reused (one whose statement was cancelled is reused: asyncpg makes
+  its next statement wait until the server has cancelled the last one);
 * idle connections unused for ``max_idle`` seconds are closed, down to ``min_size``; after the
   first checkout the pool opens connections in the background up to ``min_size``.
 """
@@ -52,7 +52,6 @@ class ConnectionPool:
         self.max_idle, self.max_lifetime = max_idle, max_lifetime
         self._idle: deque = deque()  # (connection, monotonic time it was given back)
         self._born: dict = {}  # every open connection -> monotonic time it was opened
-        self._spoiled: set = set()
         self._closed = False
         self._timer: asyncio.TimerHandle | None = None
         self._filling: asyncio.Task | None = None
@@ -92,17 +91,12 @@ class ConnectionPool:
         and free the caller's slot."""
         born = self._born.get(conn)
         if born is not None:
-            if (self._closed or conn.is_closed() or conn in self._spoiled or conn.is_in_transaction()
+            if (self._closed or conn.is_closed() or conn.is_in_transaction()
                     or time.monotonic() - born > self.max_lifetime):
                 self._retire(conn)
             else:
                 self._idle.append((conn, time.monotonic()))
         self.gate.release()
-
-    def spoil(self, conn) -> None:
-        """Mark ``conn`` as not reusable (its protocol may be mid-statement): closed on release."""
-        if conn in self._born:
-            self._spoiled.add(conn)
 
     def retire(self, conn) -> None:
         """Close ``conn`` at once (without a goodbye to the server) and forget it."""
@@ -136,7 +130,6 @@ class ConnectionPool:
 
     def _forget(self, conn) -> None:
         self._born.pop(conn, None)
-        self._spoiled.discard(conn)
 
     def _retire(self, conn) -> None:
         self._forget(conn)

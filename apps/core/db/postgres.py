@@ -21,7 +21,6 @@ asyncpg differs from psycopg in three ways this module hides from the callers:
 
 from __future__ import annotations
 
-import asyncio
 import math
 from contextlib import asynccontextmanager
 
@@ -140,12 +139,10 @@ class PgAsync(Database):
         except Exception as exc:
             raise (faults.translate(exc) or faults.translate_asyncpg(exc, lost=False) or exc) from None
         try:
+            # A statement cancelled here (the client left) is being cancelled on the server by
+            # asyncpg when the connection goes back: its next statement, whoever runs it, first
+            # waits for that to finish (asyncpg's own rule), so the connection is reused as is.
             yield conn
-        except asyncio.CancelledError:
-            # Cancelled inside a statement (the client left): asyncpg may still be cancelling it
-            # on the server, so the connection is not handed to anyone else.
-            self._pool.spoil(conn)
-            raise
         finally:
             self._pool.release(conn)
 

@@ -78,6 +78,22 @@ async def _read_body(receive, limit: int):
             return body, size
 
 
+def load_body(ctx: RequestContext, body, size: int) -> None:
+    """Put a request body of ``size`` bytes on ``ctx``: multipart parts in ``ctx.form`` and
+    ``ctx.files``, anything else as bytes in ``ctx.body``. ``body`` is the body's bytes or a
+    readable binary file positioned at 0. Raises 413 ``general_payload_too_large`` over
+    ``MAX_REQUEST_BODY`` (any body) or ``MAX_JSON_BODY`` (not multipart), 400 for a malformed
+    multipart body. Shared by both of the lean /v1 paths (ASGI and :mod:`v1_protocol`)."""
+    if size > settings.MAX_REQUEST_BODY:
+        raise AppwriteError("general_payload_too_large")
+    if ctx.content_type.split(";", 1)[0].strip().lower() == "multipart/form-data":
+        _parse_multipart(ctx, io.BytesIO(body) if isinstance(body, bytes) else body, size)
+    elif size > settings.MAX_JSON_BODY:
+        raise AppwriteError("general_payload_too_large", "The request's parameters are too large.")
+    else:
+        ctx.body = body if isinstance(body, bytes) else body.read()
+
+
 def _parse_multipart(ctx: RequestContext, body, size: int) -> None:
     meta = {"CONTENT_TYPE": ctx.headers.get("content-type", ""), "CONTENT_LENGTH": str(size)}
     handlers = [MemoryFileUploadHandler(), TemporaryFileUploadHandler()]
@@ -89,7 +105,8 @@ def _parse_multipart(ctx: RequestContext, body, size: int) -> None:
     ctx.files = {name: UploadedPart(f.name or "", f.content_type or "", f.size, f.file) for name, f in files.items()}
 
 
-def _cookie_header(c) -> bytes:
+def cookie_header(c) -> bytes:
+    """The ``Set-Cookie`` value of :class:`~apps.core.http.context.Cookie` ``c``."""
     parts = [f"{c.name}={c.value}", f"expires={http_date(c.expires)}", f"Path={c.path}"]
     if c.httponly:
         parts.append("HttpOnly")
@@ -125,7 +142,7 @@ async def _send_response(receive, send, response: Response, head: bool) -> None:
     for name, value in response.headers:
         headers.append((name.lower().encode("latin-1"), str(value).encode("latin-1")))
     for cookie in response.cookies:
-        headers.append((b"set-cookie", _cookie_header(cookie)))
+        headers.append((b"set-cookie", cookie_header(cookie)))
     if response.stream is None:
         # HEAD answers keep theirs; 204 and 304 carry none (RFC 9110 §8.6)
         if response.status not in (204, 304) and not any(name == b"content-length" for name, _ in headers):
@@ -229,9 +246,11 @@ async def _stream_body(receive, send, stream) -> bool:
             await close()  # the file is closed now, not when the generator is collected
 
 
-# Requests of this process between their body's arrival and their answer's start (the
-# admission limit, :func:`lean_v1`).
-_admitted = 0
+class InFlight:
+    """Requests of this process between their body's arrival and their answer's start (the
+    admission limit, :func:`lean_v1`; the /v1 protocol counts its requests here too)."""
+
+    count = 0
 
 
 def lean_v1(max_body: int, max_in_flight: int):
@@ -255,7 +274,7 @@ def lean_v1(max_body: int, max_in_flight: int):
             problem = limits.scope_head_problem(scope)
             if problem is not None:
                 return await limits.send_head_error(send, problem)
-        if max_in_flight and _admitted >= max_in_flight:
+        if max_in_flight and InFlight.count >= max_in_flight:
             return await refuse_admission(scope, send)
         await serve_v1(scope, receive, send, max_body, bool(max_in_flight))
 
@@ -274,7 +293,6 @@ async def serve_v1(scope, receive, send, max_body: int, admit: bool) -> None:
     ``max_body`` (bytes) caps the body: more gets 413 with
     ``Connection: close``. With ``admit`` the request counts towards :func:`lean_v1`'s admission
     limit from its body's arrival until its answer starts."""
-    global _admitted
     headers = _headers(scope)
     declared = headers.get("content-length")
     if declared is not None:
@@ -297,20 +315,13 @@ async def serve_v1(scope, receive, send, max_body: int, admit: bool) -> None:
         if read is _OVER:
             return await _send_413(send)
         if admit:
-            _admitted += 1
+            InFlight.count += 1
             counted = True
         body, size = read
         try:
             ctx.query = parse_query(scope.get("query_string", b""))
             with body:
-                if size > settings.MAX_REQUEST_BODY:
-                    raise AppwriteError("general_payload_too_large")
-                if ctx.content_type.split(";", 1)[0].strip().lower() == "multipart/form-data":
-                    _parse_multipart(ctx, body, size)
-                elif size > settings.MAX_JSON_BODY:
-                    raise AppwriteError("general_payload_too_large", "The request's parameters are too large.")
-                else:
-                    ctx.body = body.read()
+                load_body(ctx, body, size)
         except AppwriteError as err:
             response = pipeline.error_response(err)
         else:
@@ -326,7 +337,7 @@ async def serve_v1(scope, receive, send, max_body: int, admit: bool) -> None:
                 watch.stop()
     finally:
         if counted:  # the answer starts now (or never): the slot is free
-            _admitted -= 1
+            InFlight.count -= 1
     try:
         await _send_response(receive, send, response, scope["method"] == "HEAD")
     except OSError:

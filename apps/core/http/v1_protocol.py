@@ -1,0 +1,400 @@
+"""HTTP/1.1 for the /v1 API straight on the event loop, inside uvicorn (the product's server).
+
+Why: under uvicorn the /v1 pipeline itself is a small part of a request's CPU. A row read by id
+on the embedded build cost 128-142 us of server CPU per request through uvicorn's httptools
+protocol and the lean ASGI adapter, of which 52 us was the pipeline; the rest was uvicorn's
+parser callbacks, the ASGI scope, ``receive``/``send`` messages and header checks, and the
+adapter's translation of all that back into a request. With this protocol the same read cost
+82-85 us (``loadtests/``, k6 on the other core). It parses the request head once, builds the
+:class:`~apps.core.http.context.RequestContext` directly and writes the answer with one
+``write``.
+
+What it serves, and what it hands over: a request it can serve exactly is an HTTP/1.1 request
+for ``/v1`` whose head parses strictly (a token method of the usual seven, an origin-form
+target of visible ASCII, header lines ``name: value`` without control characters, within the
+head limits of :mod:`apps.core.http.limits`) and whose body, if any, has one ``Content-Length``
+of at most :data:`MAX_BODY` bytes, with no ``Transfer-Encoding``, ``Expect`` or ``Upgrade``.
+Anything else - the admin and other Django pages, websockets (``/v1/realtime``), HTTP/1.0,
+chunked or large uploads, malformed or oversized heads - is handed over with every byte
+received so far to uvicorn's protocol (:class:`~apps.core.http.uvicorn_protocol.LimitedHttpToolsProtocol`),
+which then keeps the connection and answers exactly as before (its 400, 414 and 431 included).
+Handing over happens only between requests, before a byte of an answer was written.
+
+What it keeps from uvicorn: the server (sockets, signals, lifespan, graceful shutdown: it
+registers its connections and request tasks in uvicorn's ``server_state``), the ``date`` and
+``server`` headers uvicorn keeps current, ``--limit-concurrency`` (the same JSON 503), and the
+client timeouts of the uvicorn protocol (``SERVER_IDLE_TIMEOUT``, ``SERVER_HEADER_TIMEOUT``,
+``SERVER_BODY_TIMEOUT``) with the same 408 answers, checked by one timer per connection that
+re-arms itself instead of one timer per request. A client that goes away while its request runs
+has the request's task cancelled at once (the lean ASGI adapter needs a watch for that).
+
+Selected by ``--http apps.core.http.v1_protocol:protocol`` (``backend.serve.HTTP_PROTOCOL``).
+With ``V1_ADAPTER=django`` (the naive build) every connection goes to uvicorn's protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from urllib.parse import unquote
+
+from django.conf import settings
+
+from apps.core.errors import AppwriteError
+from apps.core.http import pipeline
+from apps.core.http.clientip import client_ip
+from apps.core.http.context import RequestContext
+from apps.core.http.lean_asgi import InFlight, load_body
+from apps.core.http.limits import BODY_TIMEOUT, HEAD_TIMEOUT, head_limits, raw_error
+from apps.core.http.params import parse_query
+from apps.core.http.uvicorn_protocol import LINGER_SECONDS, LimitedHttpToolsProtocol
+from apps.core.http.v1_writer import ResponseWriter
+from apps.core.runtime import ASYNC
+
+log = logging.getLogger("apps.core.http")
+
+# Bodies up to this many bytes are read here; longer ones (file uploads) go to uvicorn's
+# protocol, which streams them to the app with flow control (its high-water mark is the same).
+MAX_BODY = 64 * 1024
+
+_REQUEST_LINE = re.compile(rb"(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) (/v1(?:[/?][\x21-\x7e]*)?) HTTP/1\.1\r\n")
+_FIELD = rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+:[ \t]*[\t\x20-\x7e\x80-\xff]*\r\n"  # RFC 9110 §5.1, §5.5
+_FIELDS = re.compile(rb"(?:" + _FIELD + rb")*")
+_FIELD_PARTS = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*([\t\x20-\x7e\x80-\xff]*?)[ \t]*\r\n")
+# Fields that make a request one for uvicorn's protocol (framing, interim answers, upgrades).
+_HANDED_OVER = frozenset({"transfer-encoding", "expect", "upgrade"})
+
+# Connection states (what the connection waits for).
+_IDLE, _HEAD, _BODY, _BUSY = range(4)
+
+
+def protocol(config, server_state, app_state, _loop=None):
+    """uvicorn's ``--http`` factory: this protocol for the lean /v1 adapter, else uvicorn's."""
+    cls = V1HttpProtocol if settings.V1_ADAPTER == "lean" else LimitedHttpToolsProtocol
+    return cls(config=config, server_state=server_state, app_state=app_state, _loop=_loop)
+
+
+class _Request:
+    """A parsed head: what :meth:`V1HttpProtocol._start` needs besides the body."""
+
+    __slots__ = ("close", "headers", "length", "method", "target")
+
+    def __init__(self, method: str, target: bytes, headers: dict[str, str], length: int, close: bool):
+        self.method, self.target, self.headers, self.length, self.close = method, target, headers, length, close
+
+
+class V1HttpProtocol(asyncio.Protocol):
+    """One client connection (see the module docstring). uvicorn constructs it with its
+    ``config``, ``server_state`` and ``app_state``."""
+
+    def __init__(self, config, server_state, app_state, _loop=None):
+        self.config, self.server_state, self.app_state = config, server_state, app_state
+        self.loop = _loop or asyncio.get_running_loop()
+        self.limits = head_limits()
+        self.access_log = config.access_log and logging.getLogger("uvicorn.access").hasHandlers()
+        self.transport = None
+        self.peer = ""
+        self.scheme = "http"
+        self.buf: bytes | bytearray = b""
+        self.scanned = 0  # where the search for the end of a head in pieces goes on
+        self.paused = False  # reading paused while a pipelining client's answers are pending
+        self.state = _IDLE
+        self.request: _Request | None = None  # the head whose body is arriving
+        self.since = 0.0  # loop time the current state's clock started (idle, head, last body byte)
+        self.timer = None
+        self.task: asyncio.Task | None = None
+        self.writer: ResponseWriter | None = None
+        self.closing = False  # close after the answer in progress
+        self.lost = False
+
+    # --- connection ---------------------------------------------------------------------------
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        self.server_state.connections.add(self)
+        peer = transport.get_extra_info("peername")
+        self.peer = peer[0] if isinstance(peer, tuple) and peer else ""
+        if transport.get_extra_info("sslcontext") is not None:
+            self.scheme = "https"
+        self.writer = ResponseWriter(transport, self.server_state)
+        self.since = self.loop.time()
+        self._arm(self.limits.idle_timeout)
+
+    def connection_lost(self, exc) -> None:
+        self.lost = True
+        self.server_state.connections.discard(self)
+        self._disarm()
+        self.writer.lost()
+        if self.task is not None and not self.task.done():
+            self.task.cancel()  # the client left: its request's work stops now
+
+    def eof_received(self):
+        return None  # a half-closed client gets no answer (as under uvicorn): close
+
+    def pause_writing(self) -> None:
+        self.writer.pause()
+
+    def resume_writing(self) -> None:
+        self.writer.resume()
+
+    def shutdown(self) -> None:
+        """uvicorn's graceful shutdown: close now unless a request is being handled (then after
+        its answer)."""
+        if self.state in (_BUSY, _BODY):
+            self.closing = True
+        else:
+            self.transport.close()
+
+    # --- reading ------------------------------------------------------------------------------
+    def data_received(self, data: bytes) -> None:
+        buf = self.buf
+        if not buf:
+            self.buf = data  # the usual case: a whole request in one read, not copied
+        else:
+            if type(buf) is bytes:  # a request in pieces: appended in place from now on
+                buf = self.buf = bytearray(buf)
+            buf += data
+        if self.state == _BUSY:
+            if len(self.buf) > self.limits.head_buffer + MAX_BODY and not self.paused:
+                self.paused = True
+                self.transport.pause_reading()  # a pipelining client waits for its answers
+            return
+        if self.state == _BODY:
+            self.since = self.loop.time()
+        self._advance()
+
+    def _advance(self) -> None:
+        """Start the next request if its head and body are in the buffer, else wait for them."""
+        buf = self.buf
+        request = self.request
+        if request is None:
+            end = buf.find(b"\r\n\r\n", self.scanned)
+            if end < 0:
+                if len(buf) > self.limits.head_buffer:
+                    return self._hand_over()  # uvicorn's protocol answers 431
+                self.scanned = max(0, len(buf) - 3)  # the next read is searched from here on
+                if buf and self.state != _HEAD:
+                    self.state, self.since = _HEAD, self.loop.time()
+                    self._arm(self.limits.header_timeout)
+                return
+            self.scanned = 0
+            request = self._parse(buf, end)
+            if request is None:
+                return self._hand_over()
+            buf = self.buf = buf[end + 4:]
+        if len(buf) < request.length:
+            self.request = request
+            if self.state != _BODY:
+                self.state, self.since = _BODY, self.loop.time()
+                self._arm(self.limits.body_timeout)
+            return
+        self.request = None
+        if self.state != _IDLE:
+            self._disarm()  # the head's or the body's clock; the idle one is armed after the answer
+        n = request.length
+        if n:
+            body, rest = bytes(buf[:n]), buf[n:]
+        else:
+            body, rest = b"", buf
+        self.buf = rest if rest else b""
+        self._start(request, body)
+
+    def _parse(self, buf: bytes, end: int) -> _Request | None:
+        """The head ``buf[:end + 4]`` as a request this protocol serves, or ``None`` to hand it
+        over (see the module docstring)."""
+        line = _REQUEST_LINE.match(buf, 0, end + 2)
+        limits = self.limits
+        if line is None or line.end() - 2 > limits.request_line:
+            return None
+        if _FIELDS.fullmatch(buf, line.end(), end + 2) is None:
+            return None
+        headers: dict[str, str] = {}
+        size = count = 0
+        for raw_name, raw_value in _FIELD_PARTS.findall(buf, line.end(), end + 2):
+            name = raw_name.decode("latin-1").lower()
+            value = raw_value.decode("latin-1")
+            count += 1
+            size += len(raw_name) + len(raw_value)
+            if name in headers:
+                if name == "content-length":
+                    return None
+                headers[name] = headers[name] + ("; " if name == "cookie" else ", ") + value
+            else:
+                headers[name] = value
+        if count > limits.header_count or size > limits.header_bytes or not _HANDED_OVER.isdisjoint(headers):
+            return None
+        length = 0
+        declared = headers.get("content-length")
+        if declared is not None:
+            if not declared.isdigit() or len(declared) > 18:
+                return None
+            length = int(declared)
+            if length > MAX_BODY:
+                return None
+        connection = headers.get("connection", "").lower()
+        if connection and connection != "keep-alive":
+            if connection != "close":
+                return None  # "upgrade" and token lists: uvicorn's protocol
+            close = True
+        else:
+            close = False
+        return _Request(line.group(1).decode("ascii"), bytes(line.group(2)), headers, length, close)
+
+    # --- a request ----------------------------------------------------------------------------
+    def _start(self, request: _Request, body: bytes) -> None:
+        self.state = _BUSY
+        if request.close:
+            self.closing = True
+        limit = self.config.limit_concurrency
+        server_state = self.server_state
+        if limit is not None and (len(server_state.connections) >= limit or len(server_state.tasks) >= limit):
+            # uvicorn's --limit-concurrency, answered as the uvicorn protocol answers it
+            self.writer.error(503, "general_service_unavailable",
+                              "The server is at its limit of connections. Please retry shortly.",
+                              [(b"retry-after", b"1"), (b"connection", b"close")], request.method == "HEAD")
+            self.transport.close()
+            return
+        task = self.loop.create_task(self._serve(request, body))
+        self.task = task
+        server_state.tasks.add(task)
+        task.add_done_callback(self._served)
+
+    async def _serve(self, request: _Request, body: bytes) -> None:
+        raw_path, _, query = request.target.partition(b"?")
+        path = raw_path.decode("ascii")
+        if "%" in path:
+            path = unquote(path)
+        headers = request.headers
+        ctx = RequestContext(mode=ASYNC, method=request.method, path=path[3:] or "/", query=[], headers=headers,
+                             peer_ip=self.peer, scheme=self.scheme)
+        ctx.client_ip = client_ip(self.peer, headers.get("x-forwarded-for"))
+        head = request.method == "HEAD"
+        max_in_flight = settings.API_MAX_IN_FLIGHT
+        if max_in_flight and InFlight.count >= max_in_flight:
+            # The admission limit's answer, as the ASGI edge gives it: a request that came with a
+            # body also gets Connection: close (there, its body is still unread on the wire).
+            if request.length:
+                self.closing = True
+            return self.writer.error(503, "general_service_unavailable",
+                                     "The server is at its limit of requests in progress. Please retry shortly.",
+                                     [(b"retry-after", b"1"), (b"connection", b"close")] if request.length
+                                     else [(b"retry-after", b"1")], head)
+        InFlight.count += 1
+        counted = True
+        try:
+            try:
+                ctx.query = parse_query(query)
+                load_body(ctx, body, len(body))
+            except AppwriteError as err:
+                response = pipeline.error_response(err)
+            else:
+                response = await pipeline.handle(ctx)
+            InFlight.count -= 1
+            counted = False
+            if self.access_log:
+                logging.getLogger("uvicorn.access").info('%s - "%s %s HTTP/1.1" %d', self.peer, request.method,
+                                                         request.target.decode("ascii"), response.status)
+            if not await self.writer.send(response, head, self.closing):
+                self.closing = True  # an unfinished answer: the connection must end
+        except asyncio.CancelledError:
+            if self.lost and asyncio.current_task().uncancel() == 0:
+                log.info("client left during %s %s: its work was cancelled", request.method, path)
+                return
+            raise
+        finally:
+            if counted:
+                InFlight.count -= 1
+
+    def _served(self, task: asyncio.Task) -> None:
+        self.server_state.tasks.discard(task)
+        self.task = None
+        if not task.cancelled() and task.exception() is not None:
+            log.error("the /v1 protocol failed", exc_info=task.exception())
+            self.closing = True
+        if self.lost:
+            return
+        if self.closing or self.writer.broken:
+            self.transport.close()
+            return
+        self.state, self.since = _IDLE, self.loop.time()
+        if self.timer is None:
+            self._arm(self.limits.idle_timeout)
+        if self.paused:
+            self.paused = False
+            self.transport.resume_reading()
+        if self.buf:
+            self._advance()
+
+    # --- handing over, refusals, timeouts -------------------------------------------------------
+    def _hand_over(self) -> None:
+        """Give the connection, with what it has received of the current request, to uvicorn's
+        protocol for good."""
+        self._disarm()
+        self.server_state.connections.discard(self)
+        successor = LimitedHttpToolsProtocol(config=self.config, server_state=self.server_state,
+                                             app_state=self.app_state, _loop=self.loop)
+        transport, pending, self.buf = self.transport, bytes(self.buf), b""
+        self.state = _IDLE
+        transport.set_protocol(successor)
+        successor.connection_made(transport)
+        if self.paused:
+            transport.resume_reading()
+        if pending:
+            successor.data_received(pending)
+
+    def _refuse_now(self, status: int, message: str, type: str = "general_bad_request") -> None:
+        """Answer ``status`` with the JSON error and ``Connection: close``, send it with FIN,
+        drop what the client still sends for a moment, then close (as the uvicorn protocol)."""
+        self._disarm()
+        self.state, self.closing = _BUSY, True
+        transport = self.transport
+        if transport.is_closing():
+            return
+        if not transport.can_write_eof():
+            transport.write(raw_error(status, message, type))
+            transport.close()
+            return
+        transport.write(raw_error(status, message, type))
+        transport.write_eof()
+        self.buf = b""
+        self.data_received = _drop  # type: ignore[method-assign]
+        transport.resume_reading()
+        self.loop.call_later(LINGER_SECONDS, transport.close)
+
+    def _arm(self, delay: float) -> None:
+        self._disarm()
+        self.timer = self.loop.call_at(self.since + delay, self._watch)
+
+    def _disarm(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def _watch(self) -> None:
+        """The connection's one timer: fires at the earliest time its state may have timed out,
+        then re-arms for the state it finds (a request answered meanwhile restarted the idle
+        clock without touching the timer)."""
+        self.timer = None
+        if self.transport.is_closing():
+            return
+        state, limits = self.state, self.limits
+        if state == _BUSY:
+            return  # re-armed when the answer is complete
+        timeout = (limits.idle_timeout if state == _IDLE else
+                   limits.header_timeout if state == _HEAD else limits.body_timeout)
+        if self.loop.time() < self.since + timeout:
+            self.timer = self.loop.call_at(self.since + timeout, self._watch)
+            return
+        if state == _IDLE:
+            self.transport.close()
+        elif state == _HEAD:
+            log.info("request head from %s not complete after %g s (SERVER_HEADER_TIMEOUT)", self.peer, timeout)
+            self._refuse_now(*HEAD_TIMEOUT)
+        else:
+            log.info("request body from %s stalled for %g s (SERVER_BODY_TIMEOUT)", self.peer, timeout)
+            self._refuse_now(*BODY_TIMEOUT)
+
+
+def _drop(data: bytes) -> None:
+    """``data_received`` of a refused connection: what the client still sends is discarded."""
+

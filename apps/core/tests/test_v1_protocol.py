@@ -1,0 +1,220 @@
+"""The /v1 HTTP/1.1 protocol of the ASGI build (apps/core/http/v1_protocol.py) on a live server:
+keep-alive, pipelining, requests in pieces, Connection: close, HEAD, what it hands over to
+uvicorn's protocol (and that the connection keeps working there), and its refusals. Heads that
+are too large or malformed are in test_request_heads.py, client timeouts in
+test_client_timeouts.py (both run against this protocol too)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import pytest
+
+from apps.core.tests.rawhttp import exchange
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _get(project: str, path: str = "/v1/ping", extra: str = "") -> bytes:
+    return f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Appwrite-Project: {project}\r\n{extra}\r\n".encode()
+
+
+def _post(project: str, path: str, body: bytes, extra: str = "") -> bytes:
+    return (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Appwrite-Project: {project}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n{extra}\r\n").encode() + body
+
+
+class _Conn:
+    """One kept-alive connection: send bytes, read whole answers (Content-Length or chunked)."""
+
+    def __init__(self, port: int):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.pending = b""
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def _fill(self) -> bool:
+        piece = self.sock.recv(65536)
+        self.pending += piece
+        return bool(piece)
+
+    def answer(self, head_request: bool = False) -> tuple[int, dict[str, str], bytes]:
+        while b"\r\n\r\n" not in self.pending:
+            assert self._fill(), f"closed before an answer: {self.pending!r}"
+        head, _, self.pending = self.pending.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        status = int(lines[0].split()[1])
+        if 100 <= status < 200:  # an interim answer (100 Continue): the real one follows
+            return self.answer(head_request)
+        if head_request or status in (204, 304):
+            return status, headers, b""
+        if "content-length" in headers:
+            size = int(headers["content-length"])
+            while len(self.pending) < size:
+                assert self._fill()
+            body, self.pending = self.pending[:size], self.pending[size:]
+            return status, headers, body
+        assert headers.get("transfer-encoding") == "chunked", headers
+        body = b""
+        while True:
+            while b"\r\n" not in self.pending:
+                assert self._fill()
+            size_line, _, rest = self.pending.partition(b"\r\n")
+            size = int(size_line, 16)
+            while len(rest) < size + 2:
+                assert self._fill()
+                size_line, _, rest = self.pending.partition(b"\r\n")
+            body, self.pending = body + rest[:size], rest[size + 2:]
+            if size == 0:
+                return status, headers, body
+
+    def closed(self, wait: float = 5) -> bool:
+        self.sock.settimeout(wait)
+        try:
+            return self._fill() is False
+        except (ConnectionResetError, TimeoutError):
+            return False
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def conn(asgi_server):
+    c = _Conn(asgi_server.port)
+    yield c
+    c.close()
+
+
+def test_many_requests_on_one_connection(conn, project):
+    for _ in range(20):
+        conn.send(_get(project.id))
+        status, headers, body = conn.answer()
+        assert (status, body) == (200, b"Pong!")
+        assert headers["content-length"] == "5" and "date" in headers
+        assert "connection" not in headers
+
+
+def test_pipelined_requests_are_answered_in_order(conn, project, api):
+    """Five requests in one write (three reads with different answers and two pings)."""
+    missing = "/v1/nothing-here"
+    conn.send(_get(project.id) + _get(project.id, missing) + _get(project.id) +
+              _get(project.id, "/v1/health/version") + _get(project.id))
+    answers = [conn.answer() for _ in range(5)]
+    assert [a[0] for a in answers] == [200, 404, 200, 200, 200]
+    assert answers[0][2] == answers[2][2] == answers[4][2] == b"Pong!"
+    assert json.loads(answers[3][2])["version"]
+
+
+@pytest.mark.parametrize("cuts", [[5], [30], ["head"], ["body"], ["head", "body"], "every 9 bytes"])
+def test_a_request_in_pieces_is_served(conn, project, cuts):
+    """A create whose bytes arrive in several writes: cut inside the request line, inside a
+    header, right after the head, inside the body, at both, or every few bytes; then a ping on
+    the same connection."""
+    data = _post(project.id, "/v1/account", json.dumps({"userId": "unique()", "email": f"p{time.time_ns()}@x.io",
+                                                        "password": "password-123456"}).encode())
+    named = {"head": data.index(b"\r\n\r\n") + 4, "body": len(data) - 7}
+    at = list(range(9, len(data), 9)) if cuts == "every 9 bytes" else [named.get(c, c) for c in cuts]
+    for start, stop in zip([0, *at], [*at, len(data)], strict=True):
+        conn.send(data[start:stop])
+        time.sleep(0.01 if cuts == "every 9 bytes" else 0.2)
+    status, _, body = conn.answer()
+    assert status == 201, body
+    conn.send(_get(project.id))
+    assert conn.answer()[2] == b"Pong!"
+
+
+def test_connection_close_is_honoured(conn, project):
+    conn.send(_get(project.id, extra="Connection: close\r\n") + _get(project.id))
+    status, headers, body = conn.answer()
+    assert (status, body, headers["connection"]) == (200, b"Pong!", "close")
+    assert conn.closed()  # and the request behind it is not answered
+
+
+def test_head_has_the_length_but_no_body(conn, project):
+    conn.send(_get(project.id).replace(b"GET", b"HEAD", 1) + _get(project.id))
+    status, headers, body = conn.answer(head_request=True)
+    assert status in (200, 405) and body == b""
+    if status == 200:
+        assert headers["content-length"] == "5"
+    assert conn.answer()[2] == b"Pong!"  # nothing of a body came before the next answer
+
+
+def test_percent_encoded_paths_are_decoded(conn, project):
+    conn.send(_get(project.id, "/v1/p%69ng"))
+    assert conn.answer()[2] == b"Pong!"
+
+
+HANDED_OVER = [
+    # (name, request bytes builder, expected status): served by uvicorn's protocol, same answers
+    ("a path outside /v1", lambda p: _get(p, "/healthz-nowhere"), 404),
+    ("HTTP/1.0", lambda p: _get(p).replace(b"HTTP/1.1", b"HTTP/1.0", 1), 200),
+    ("a chunked body", lambda p: (f"POST /v1/account HTTP/1.1\r\nHost: x\r\nX-Appwrite-Project: {p}\r\n"
+                                  "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                  "2\r\n{}\r\n0\r\n\r\n").encode(), 400),
+    ("Expect: 100-continue", lambda p: _post(p, "/v1/account", b"{}", "Expect: 100-continue\r\n"), 400),
+    ("a body over 64 KiB", lambda p: _post(p, "/v1/account", b"{" + b" " * (70 * 1024) + b"}"), 400),
+    ("two Content-Length fields", lambda p: _post(p, "/v1/account", b"{}", "Content-Length: 2\r\n"), 400),
+    ("an obsolete folded header", lambda p: _get(p, extra="X-Folded: a\r\n b\r\n"), 400),
+    ("a lower-case method", lambda p: _get(p).replace(b"GET", b"get", 1), 400),
+]
+
+
+@pytest.mark.parametrize("name,build,status", HANDED_OVER, ids=[c[0] for c in HANDED_OVER])
+def test_what_is_handed_over_gets_the_same_answers(asgi_server, project, name, build, status):
+    """Each such request is answered by uvicorn's protocol; a request behind it on the same
+    connection (when the connection stays open) is still served."""
+    c = _Conn(asgi_server.port)
+    try:
+        c.send(build(project.id))
+        got, headers, body = c.answer()
+        assert got == status, (got, body[:300])
+        if status >= 400:
+            assert json.loads(body)["code"] == status
+        if headers.get("connection", "").lower() != "close":
+            c.send(_get(project.id))
+            assert c.answer()[2] == b"Pong!"
+    finally:
+        c.close()
+
+
+def test_websocket_upgrade_on_a_fresh_connection_is_handed_over(asgi_server, project):
+    """``/v1/realtime`` goes to uvicorn's websocket protocol (101 Switching Protocols)."""
+    key = "dGhlIHNhbXBsZSBub25jZQ=="
+    answer = exchange(asgi_server.port, [(
+        f"GET /v1/realtime?project={project.id}&channels[]=account HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+        "Sec-WebSocket-Version: 13\r\n\r\n").encode()], timeout=2)
+    assert answer.status == 101
+
+
+def test_an_unsafe_response_field_becomes_a_500_not_a_split():
+    """A field value with CR/LF never reaches the wire (response splitting): the writer answers
+    500 instead. Exercised on the writer itself with a transport that keeps what is written."""
+    import asyncio
+
+    from apps.core.http.context import Response
+    from apps.core.http.v1_writer import ResponseWriter
+
+    class Transport:
+        def __init__(self):
+            self.out = b""
+
+        def write(self, data):
+            self.out += bytes(data)
+
+    class State:
+        default_headers = [(b"date", b"Thu, 01 Jan 2026 00:00:00 GMT")]
+
+    transport = Transport()
+    writer = ResponseWriter(transport, State())
+    response = Response(status=302, headers=[("Location", "https://x.test/\r\nSet-Cookie: evil=1")])
+    assert asyncio.run(writer.send(response, False, False))
+    assert transport.out.startswith(b"HTTP/1.1 500 ") and b"evil" not in transport.out

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from urllib.parse import unquote
 
 from django.conf import settings
@@ -49,21 +48,11 @@ from apps.core.http.lean_asgi import InFlight, load_body
 from apps.core.http.limits import BODY_TIMEOUT, HEAD_TIMEOUT, head_limits, raw_error
 from apps.core.http.params import parse_query
 from apps.core.http.uvicorn_protocol import LINGER_SECONDS, LimitedHttpToolsProtocol
+from apps.core.http.v1_head import MAX_BODY, Request, parse_head
 from apps.core.http.v1_writer import ResponseWriter
 from apps.core.runtime import ASYNC
 
 log = logging.getLogger("apps.core.http")
-
-# Bodies up to this many bytes are read here; longer ones (file uploads) go to uvicorn's
-# protocol, which streams them to the app with flow control (its high-water mark is the same).
-MAX_BODY = 64 * 1024
-
-_REQUEST_LINE = re.compile(rb"(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) (/v1(?:[/?][\x21-\x7e]*)?) HTTP/1\.1\r\n")
-_FIELD = rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+:[ \t]*[\t\x20-\x7e\x80-\xff]*\r\n"  # RFC 9110 §5.1, §5.5
-_FIELDS = re.compile(rb"(?:" + _FIELD + rb")*")
-_FIELD_PARTS = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*([\t\x20-\x7e\x80-\xff]*?)[ \t]*\r\n")
-# Fields that make a request one for uvicorn's protocol (framing, interim answers, upgrades).
-_HANDED_OVER = frozenset({"transfer-encoding", "expect", "upgrade"})
 
 # Connection states (what the connection waits for).
 _IDLE, _HEAD, _BODY, _BUSY = range(4)
@@ -73,15 +62,6 @@ def protocol(config, server_state, app_state, _loop=None):
     """uvicorn's ``--http`` factory: this protocol for the lean /v1 adapter, else uvicorn's."""
     cls = V1HttpProtocol if settings.V1_ADAPTER == "lean" else LimitedHttpToolsProtocol
     return cls(config=config, server_state=server_state, app_state=app_state, _loop=_loop)
-
-
-class _Request:
-    """A parsed head: what :meth:`V1HttpProtocol._start` needs besides the body."""
-
-    __slots__ = ("close", "headers", "length", "method", "target")
-
-    def __init__(self, method: str, target: bytes, headers: dict[str, str], length: int, close: bool):
-        self.method, self.target, self.headers, self.length, self.close = method, target, headers, length, close
 
 
 class V1HttpProtocol(asyncio.Protocol):
@@ -100,7 +80,7 @@ class V1HttpProtocol(asyncio.Protocol):
         self.scanned = 0  # where the search for the end of a head in pieces goes on
         self.paused = False  # reading paused while a pipelining client's answers are pending
         self.state = _IDLE
-        self.request: _Request | None = None  # the head whose body is arriving
+        self.request: Request | None = None  # the head whose body is arriving
         self.since = 0.0  # loop time the current state's clock started (idle, head, last body byte)
         self.timer = None
         self.task: asyncio.Task | None = None
@@ -172,13 +152,15 @@ class V1HttpProtocol(asyncio.Protocol):
             if end < 0:
                 if len(buf) > self.limits.head_buffer:
                     return self._hand_over()  # uvicorn's protocol answers 431
+                if buf.count(b"\n") != buf.count(b"\r\n"):
+                    return self._hand_over()  # bare LF line ends: httptools reads those
                 self.scanned = max(0, len(buf) - 3)  # the next read is searched from here on
                 if buf and self.state != _HEAD:
                     self.state, self.since = _HEAD, self.loop.time()
                     self._arm(self.limits.header_timeout)
                 return
             self.scanned = 0
-            request = self._parse(buf, end)
+            request = parse_head(buf, end, self.limits)
             if request is None:
                 return self._hand_over()
             buf = self.buf = buf[end + 4:]
@@ -199,49 +181,8 @@ class V1HttpProtocol(asyncio.Protocol):
         self.buf = rest if rest else b""
         self._start(request, body)
 
-    def _parse(self, buf: bytes, end: int) -> _Request | None:
-        """The head ``buf[:end + 4]`` as a request this protocol serves, or ``None`` to hand it
-        over (see the module docstring)."""
-        line = _REQUEST_LINE.match(buf, 0, end + 2)
-        limits = self.limits
-        if line is None or line.end() - 2 > limits.request_line:
-            return None
-        if _FIELDS.fullmatch(buf, line.end(), end + 2) is None:
-            return None
-        headers: dict[str, str] = {}
-        size = count = 0
-        for raw_name, raw_value in _FIELD_PARTS.findall(buf, line.end(), end + 2):
-            name = raw_name.decode("latin-1").lower()
-            value = raw_value.decode("latin-1")
-            count += 1
-            size += len(raw_name) + len(raw_value)
-            if name in headers:
-                if name == "content-length":
-                    return None
-                headers[name] = headers[name] + ("; " if name == "cookie" else ", ") + value
-            else:
-                headers[name] = value
-        if count > limits.header_count or size > limits.header_bytes or not _HANDED_OVER.isdisjoint(headers):
-            return None
-        length = 0
-        declared = headers.get("content-length")
-        if declared is not None:
-            if not declared.isdigit() or len(declared) > 18:
-                return None
-            length = int(declared)
-            if length > MAX_BODY:
-                return None
-        connection = headers.get("connection", "").lower()
-        if connection and connection != "keep-alive":
-            if connection != "close":
-                return None  # "upgrade" and token lists: uvicorn's protocol
-            close = True
-        else:
-            close = False
-        return _Request(line.group(1).decode("ascii"), bytes(line.group(2)), headers, length, close)
-
     # --- a request ----------------------------------------------------------------------------
-    def _start(self, request: _Request, body: bytes) -> None:
+    def _start(self, request: Request, body: bytes) -> None:
         self.state = _BUSY
         if request.close:
             self.closing = True
@@ -259,7 +200,7 @@ class V1HttpProtocol(asyncio.Protocol):
         server_state.tasks.add(task)
         task.add_done_callback(self._served)
 
-    async def _serve(self, request: _Request, body: bytes) -> None:
+    async def _serve(self, request: Request, body: bytes) -> None:
         raw_path, _, query = request.target.partition(b"?")
         path = raw_path.decode("ascii")
         if "%" in path:

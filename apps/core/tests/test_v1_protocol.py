@@ -164,6 +164,7 @@ HANDED_OVER = [
     ("two Content-Length fields", lambda p: _post(p, "/v1/account", b"{}", "Content-Length: 2\r\n"), 400),
     ("an obsolete folded header", lambda p: _get(p, extra="X-Folded: a\r\n b\r\n"), 400),
     ("a lower-case method", lambda p: _get(p).replace(b"GET", b"get", 1), 400),
+    ("bare LF line ends", lambda p: _get(p).replace(b"\r\n", b"\n"), 400),
 ]
 
 

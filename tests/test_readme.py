@@ -121,3 +121,13 @@ def test_storage_example_leaves_no_file_behind(asgi_server, project, tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == _expected_lines(code) == ["3.0"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_file_token_example_runs(asgi_server, project):
+    """The "File tokens" example creates its own bucket and file, and its token URL serves the
+    file's bytes to a client with neither key nor session."""
+    section = README.split("## File tokens", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    code = code.replace('set_project("demo")', f'set_project("{project.id}")').replace("project=demo",
+                                                                                      f"project={project.id}")
+    _run_examples([("File tokens", code)], asgi_server, project.key, dict(os.environ))

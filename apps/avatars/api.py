@@ -87,6 +87,9 @@ def _icon_route(kind: str):
             raise invalid_argument("code", f"Value must be one of ({', '.join(sorted(valid))})")
         path = icons.icon_path(kind, code)
         if path is None:
+            if not icons.installed(kind):
+                raise AppwriteError("avatar_not_found", f"The {kind} icon set is not installed on this server "
+                                    "(npm ci in apps/avatars/assets, or AVATARS_ICONS_DIR).")
             raise AppwriteError("avatar_not_found", f"The installed icon set has no image for `{code}`.")
         return _png(await _render(ctx.mode, images.render_icon, path, p.width, p.height, p.quality), ICON_CACHE)
 

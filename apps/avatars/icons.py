@@ -52,5 +52,14 @@ def icon_path(kind: str, code: str) -> str | None:
     return path if path and os.path.isfile(path) else None
 
 
+_PACKAGES = {"browsers": "@browser-logos", "credit-cards": "payment-icons", "flags": "flag-icons"}
+
+
+def installed(kind: str) -> bool:
+    """Whether the npm package of set ``kind`` is in ``AVATARS_ICONS_DIR`` at all (a server
+    started without ``npm ci`` in ``apps/avatars/assets`` has none of them)."""
+    return os.path.isdir(os.path.join(settings.AVATARS_ICONS_DIR, _PACKAGES[kind]))
+
+
 def codes(kind: str) -> frozenset[str] | dict:
     return {"browsers": BROWSERS, "credit-cards": CREDIT_CARDS}.get(kind) or flag_codes()

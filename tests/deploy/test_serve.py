@@ -228,6 +228,8 @@ def test_server_serves_and_shuts_down_gracefully(name, args, prod_env, django_db
         assert requests.get(url + "/v1/health/version", timeout=5).json() == {"version": settings.APPWRITE_VERSION}
         static = requests.get(url + "/static/admin/css/base.css", timeout=5)
         assert static.status_code == 200 and "text/css" in static.headers["Content-Type"]
+        assert len(static.content) == int(static.headers["Content-Length"]) > 0
+        assert "synchronous iterators" not in proc.text()  # served without Django's streaming warning
         _sdk_signup_and_login(url + "/v1", project)
         _sdk_file_round_trip(url + "/v1", project)
 

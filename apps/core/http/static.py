@@ -12,6 +12,7 @@ import warnings
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
+from django.http import HttpResponse
 from whitenoise.middleware import WhiteNoiseMiddleware
 
 
@@ -40,5 +41,21 @@ class StaticFilesMiddleware(WhiteNoiseMiddleware):
         else:
             static_file = self.files.get(request.path_info)
         if static_file is not None:
-            return self.serve(static_file, request)
+            return _in_memory(self.serve(static_file, request))
         return await self.get_response(request)
+
+
+def _in_memory(response):
+    """WhiteNoise's file response with its body read (an admin asset: kilobytes). Django's ASGI
+    handler would read the file's sync iterator whole anyway, warning on every asset that
+    ``StreamingHttpResponse must consume synchronous iterators``; 304s and HEADs pass as they are."""
+    if not response.streaming:
+        return response
+    try:
+        body = b"".join(response.streaming_content)
+    finally:
+        response.close()
+    plain = HttpResponse(body, status=response.status_code)
+    for name, value in response.items():
+        plain[name] = value
+    return plain

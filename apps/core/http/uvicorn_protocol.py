@@ -77,6 +77,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._head_bytes = 0
         self._header_bytes = 0
         self._timer = None
+        self._running = None  # the cycle whose app task was started last
         self._last_read = 0.0
 
     # --- connection --------------------------------------------------------------------------
@@ -104,6 +105,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         super().handle_websocket_upgrade()
 
     def _start_asgi_task(self, cycle, app) -> None:
+        self._running = cycle  # pipelined requests replace self.cycle while this one runs
         super()._start_asgi_task(cycle, _json_unavailable if app is service_unavailable else app)
 
     def send_400_response(self, msg: str) -> None:
@@ -154,13 +156,19 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._refusal = (status, message)
         self._cancel_timer()
         self._in_head = False
-        cycle = self.cycle
-        if cycle is not None and not cycle.response_complete:
-            started = cycle.response_started
-            cycle.disconnected = True  # the app's later sends are dropped, its receive() ends
-            cycle.message_event.set()
-        else:
-            started = False
+        started = False
+        # Every request of this connection not yet answered: the one whose app runs (it may be
+        # an earlier one than self.cycle when the client pipelines) and those queued behind it.
+        # Their apps' later sends are dropped and their receive() ends, so none writes after
+        # the refusal (a write after write_eof raised in the app: "Cannot call write() after
+        # write_eof()").
+        for cycle in {id(c): c for c in (self._running, self.cycle, *(c for c, _ in self.pipeline))
+                      if c is not None}.values():
+            if not cycle.response_complete:
+                started = started or cycle.response_started
+                cycle.disconnected = True
+                cycle.message_event.set()
+        self.pipeline.clear()
         if self.transport.is_closing():
             return
         if started or not self.transport.can_write_eof():

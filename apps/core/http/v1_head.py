@@ -4,7 +4,7 @@
 for everything else, which the protocol then hands, bytes and all, to uvicorn's protocol (whose
 httptools parser answers a malformed request with 400 and an oversized one with 414 or 431).
 Accepted: a request line ``METHOD /v1... HTTP/1.1`` with one of the seven usual methods and an
-origin-form target of visible ASCII (RFC 9112 §3); header lines ``name: value`` with a token
+origin-form target of visible ASCII without a fragment (RFC 9112 §3); header lines ``name: value`` with a token
 name and a value of visible characters, spaces and tabs (RFC 9110 §5.1, §5.5; no obsolete line
 folding, no control characters); within the head limits; no ``Transfer-Encoding``, ``Expect``
 or ``Upgrade``; at most one ``Content-Length`` of ASCII digits up to :data:`MAX_BODY`; a
@@ -22,10 +22,17 @@ from apps.core.http.limits import HeadLimits
 # uvicorn's protocol, which streams them to the app with flow control (its high-water mark).
 MAX_BODY = 64 * 1024
 
-_REQUEST_LINE = re.compile(rb"(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) (/v1(?:[/?][\x21-\x7e]*)?) HTTP/1\.1\r\n")
+# The target: visible ASCII but "#" (a fragment, which uvicorn's parser drops, is left to it).
+_REQUEST_LINE = re.compile(rb"(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) (/v1(?:[/?][\x21\x22\x24-\x7e]*)?) HTTP/1\.1\r\n")
 _TOKEN = rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
-_FIELDS = re.compile(rb"(?:" + _TOKEN + rb":[ \t]*[\t\x20-\x7e\x80-\xff]*\r\n)*")
-_FIELD_PARTS = re.compile(rb"(" + _TOKEN + rb"):[ \t]*([\t\x20-\x7e\x80-\xff]*?)[ \t]*\r\n")
+# Each line can match in one way only (a token has no ":", a value no CR or LF), so a head that
+# does not match is refused in time linear in its length: a pattern with optional whitespace
+# before a value that may also start with whitespace backtracked exponentially in the number of
+# fields (24 fields and one bad line held the event loop for 7 s).
+_FIELDS = re.compile(rb"(?:" + _TOKEN + rb":[\t\x20-\x7e\x80-\xff]*\r\n)*")
+# Leading whitespace is not part of a value; trailing whitespace is kept, as uvicorn's parser
+# (httptools) keeps it, so a request reads the same whichever protocol serves it.
+_FIELD_PARTS = re.compile(rb"(" + _TOKEN + rb"):[ \t]*([^\r\n]*)\r\n")
 _DIGITS = re.compile(r"[0-9]{1,18}")
 # Fields that make a request one for uvicorn's protocol (framing, interim answers, upgrades).
 _HANDED_OVER = frozenset({"transfer-encoding", "expect", "upgrade"})
@@ -42,11 +49,12 @@ class Request:
         self.method, self.target, self.headers, self.length, self.close = method, target, headers, length, close
 
 
-def parse_head(buf: bytes | bytearray, end: int, limits: HeadLimits) -> Request | None:
-    """The head ``buf[:end + 4]`` (``end`` is where its blank line starts) as a :class:`Request`,
-    or ``None`` when it is not one the /v1 protocol serves (see the module docstring)."""
-    line = _REQUEST_LINE.match(buf, 0, end + 2)
-    if line is None or line.end() - 2 > limits.request_line:
+def parse_head(buf: bytes | bytearray, end: int, limits: HeadLimits, start: int = 0) -> Request | None:
+    """The head ``buf[start:end + 4]`` (``end`` is where its blank line starts) as a
+    :class:`Request`, or ``None`` when it is not one the /v1 protocol serves (see the module
+    docstring)."""
+    line = _REQUEST_LINE.match(buf, start, end + 2)
+    if line is None or line.end() - 2 - start > limits.request_line:
         return None
     if _FIELDS.fullmatch(buf, line.end(), end + 2) is None:
         return None

@@ -74,9 +74,10 @@ class V1HttpProtocol(asyncio.Protocol):
         self.limits = head_limits()
         self.access_log = config.access_log and logging.getLogger("uvicorn.access").hasHandlers()
         self.transport = None
-        self.peer = ""
+        self.peer = self.client = ""
         self.scheme = "http"
         self.buf: bytes | bytearray = b""
+        self.pos = 0  # buf[pos:] is what has not been used yet
         self.scanned = 0  # where the search for the end of a head in pieces goes on
         self.paused = False  # reading paused while a pipelining client's answers are pending
         self.state = _IDLE
@@ -86,6 +87,7 @@ class V1HttpProtocol(asyncio.Protocol):
         self.task: asyncio.Task | None = None
         self.writer: ResponseWriter | None = None
         self.closing = False  # close after the answer in progress
+        self.blocked = False  # answers wait until the client reads (see _served)
         self.lost = False
 
     # --- connection ---------------------------------------------------------------------------
@@ -94,6 +96,7 @@ class V1HttpProtocol(asyncio.Protocol):
         self.server_state.connections.add(self)
         peer = transport.get_extra_info("peername")
         self.peer = peer[0] if isinstance(peer, tuple) and peer else ""
+        self.client = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else self.peer
         if transport.get_extra_info("sslcontext") is not None:
             self.scheme = "https"
         self.writer = ResponseWriter(transport, self.server_state)
@@ -109,13 +112,20 @@ class V1HttpProtocol(asyncio.Protocol):
             self.task.cancel()  # the client left: its request's work stops now
 
     def eof_received(self):
-        return None  # a half-closed client gets no answer (as under uvicorn): close
+        # The client closed its sending side: it is taken as gone, its request's work is
+        # cancelled and the connection closed (nginx treats a client's close the same way, 499;
+        # under uvicorn's protocol a half-closed client is answered only if its request finished
+        # before the close was read, i.e. never when it waited on the database).
+        return None
 
     def pause_writing(self) -> None:
         self.writer.pause()
 
     def resume_writing(self) -> None:
         self.writer.resume()
+        if self.blocked and not self.lost:
+            self.blocked = False
+            self._next()
 
     def shutdown(self) -> None:
         """uvicorn's graceful shutdown: close now unless a request is being handled (then after
@@ -128,43 +138,52 @@ class V1HttpProtocol(asyncio.Protocol):
     # --- reading ------------------------------------------------------------------------------
     def data_received(self, data: bytes) -> None:
         buf = self.buf
-        if not buf:
-            self.buf = data  # the usual case: a whole request in one read, not copied
+        if self.pos == len(buf):
+            self.buf, self.pos = data, 0  # the usual case: a whole request in one read, not copied
         else:
-            if type(buf) is bytes:  # a request in pieces: appended in place from now on
-                buf = self.buf = bytearray(buf)
+            if self.pos or type(buf) is bytes:  # a request in pieces: appended in place from now on
+                buf = self.buf = bytearray(memoryview(buf)[self.pos:])
+                self.scanned = max(0, self.scanned - self.pos)
+                self.pos = 0
             buf += data
         if self.state == _BUSY:
-            if len(self.buf) > self.limits.head_buffer + MAX_BODY and not self.paused:
-                self.paused = True
-                self.transport.pause_reading()  # a pipelining client waits for its answers
+            self._hold()
             return
         if self.state == _BODY:
             self.since = self.loop.time()
         self._advance()
 
+    def _hold(self) -> None:
+        """Stop reading while more than a request's worth of bytes waits unread (a client that
+        pipelines): it is read again as the requests are answered (:meth:`_next`)."""
+        if not self.paused and len(self.buf) - self.pos > self.limits.head_buffer + MAX_BODY:
+            self.paused = True
+            self.transport.pause_reading()
+
     def _advance(self) -> None:
-        """Start the next request if its head and body are in the buffer, else wait for them."""
-        buf = self.buf
+        """Start the next request if its head and body are in the buffer, else wait for them.
+        ``buf[pos:]`` is what has not been used yet: requests are taken from it by moving
+        ``pos``, not by copying the rest of the buffer each time."""
+        buf, pos = self.buf, self.pos
         request = self.request
         if request is None:
-            end = buf.find(b"\r\n\r\n", self.scanned)
+            end = buf.find(b"\r\n\r\n", max(pos, self.scanned))
             if end < 0:
-                if len(buf) > self.limits.head_buffer:
+                if len(buf) - pos > self.limits.head_buffer:
                     return self._hand_over()  # uvicorn's protocol answers 431
-                if buf.count(b"\n") != buf.count(b"\r\n"):
+                if buf.count(b"\n", pos) != buf.count(b"\r\n", pos):
                     return self._hand_over()  # bare LF line ends: httptools reads those
-                self.scanned = max(0, len(buf) - 3)  # the next read is searched from here on
-                if buf and self.state != _HEAD:
+                self.scanned = max(pos, len(buf) - 3)  # the next read is searched from here on
+                if len(buf) > pos and self.state != _HEAD:
                     self.state, self.since = _HEAD, self.loop.time()
                     self._arm(self.limits.header_timeout)
                 return
             self.scanned = 0
-            request = parse_head(buf, end, self.limits)
+            request = parse_head(buf, end, self.limits, pos)
             if request is None:
                 return self._hand_over()
-            buf = self.buf = buf[end + 4:]
-        if len(buf) < request.length:
+            pos = self.pos = end + 4
+        if len(buf) - pos < request.length:
             self.request = request
             if self.state != _BODY:
                 self.state, self.since = _BODY, self.loop.time()
@@ -174,11 +193,8 @@ class V1HttpProtocol(asyncio.Protocol):
         if self.state != _IDLE:
             self._disarm()  # the head's or the body's clock; the idle one is armed after the answer
         n = request.length
-        if n:
-            body, rest = bytes(buf[:n]), buf[n:]
-        else:
-            body, rest = b"", buf
-        self.buf = rest if rest else b""
+        body = bytes(buf[pos:pos + n]) if n else b""
+        self.pos = pos + n
         self._start(request, body)
 
     # --- a request ----------------------------------------------------------------------------
@@ -232,9 +248,9 @@ class V1HttpProtocol(asyncio.Protocol):
                 response = await pipeline.handle(ctx)
             InFlight.count -= 1
             counted = False
-            if self.access_log:
-                logging.getLogger("uvicorn.access").info('%s - "%s %s HTTP/1.1" %d', self.peer, request.method,
-                                                         request.target.decode("ascii"), response.status)
+            if self.access_log:  # the arguments uvicorn's access formatter reads
+                logging.getLogger("uvicorn.access").info('%s - "%s %s HTTP/%s" %d', self.client, request.method,
+                                                         request.target.decode("ascii"), "1.1", response.status)
             if not await self.writer.send(response, head, self.closing):
                 self.closing = True  # an unfinished answer: the connection must end
         except asyncio.CancelledError:
@@ -257,14 +273,33 @@ class V1HttpProtocol(asyncio.Protocol):
         if self.closing or self.writer.broken:
             self.transport.close()
             return
+        if self.writer.paused:
+            # The client is not reading its answers (the transport holds more than its high-water
+            # mark): read and answer nothing more until it does (resume_writing), so a client
+            # that pipelines without reading cannot make the answers pile up in memory.
+            self.blocked = True
+            if not self.paused:
+                self.paused = True
+                self.transport.pause_reading()
+            return
+        self._next()
+
+    def _next(self) -> None:
+        """After an answer: wait for the next request, or start it if it is already here."""
+        if self.closing:  # a graceful shutdown came while the answer waited for the client
+            self.transport.close()
+            return
         self.state, self.since = _IDLE, self.loop.time()
         if self.timer is None:
             self._arm(self.limits.idle_timeout)
-        if self.paused:
+        unread = len(self.buf) - self.pos
+        if self.paused and unread <= self.limits.head_buffer + MAX_BODY:
             self.paused = False
             self.transport.resume_reading()
-        if self.buf:
+        if unread:
             self._advance()
+        else:
+            self.buf, self.pos = b"", 0
 
     # --- handing over, refusals, timeouts -------------------------------------------------------
     def _hand_over(self) -> None:
@@ -274,7 +309,8 @@ class V1HttpProtocol(asyncio.Protocol):
         self.server_state.connections.discard(self)
         successor = LimitedHttpToolsProtocol(config=self.config, server_state=self.server_state,
                                              app_state=self.app_state, _loop=self.loop)
-        transport, pending, self.buf = self.transport, bytes(self.buf), b""
+        transport, pending = self.transport, bytes(self.buf[self.pos:])
+        self.buf, self.pos = b"", 0
         self.state = _IDLE
         transport.set_protocol(successor)
         successor.connection_made(transport)
@@ -297,7 +333,7 @@ class V1HttpProtocol(asyncio.Protocol):
             return
         transport.write(raw_error(status, message, type))
         transport.write_eof()
-        self.buf = b""
+        self.buf, self.pos = b"", 0
         self.data_received = _drop  # type: ignore[method-assign]
         transport.resume_reading()
         self.loop.call_later(LINGER_SECONDS, transport.close)

@@ -69,6 +69,11 @@ class ResponseWriter:
         return fileno() if fileno is not None else None
 
     # --- transport flow control ---------------------------------------------------------------
+    @property
+    def paused(self) -> bool:
+        """Whether the transport holds more than its high-water mark of unsent answers."""
+        return self._drained is not None
+
     def pause(self) -> None:
         if self._drained is None:
             self._drained = asyncio.get_running_loop().create_future()

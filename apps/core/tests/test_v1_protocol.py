@@ -219,3 +219,71 @@ def test_an_unsafe_response_field_becomes_a_500_not_a_split():
     response = Response(status=302, headers=[("Location", "https://x.test/\r\nSet-Cookie: evil=1")])
     assert asyncio.run(writer.send(response, False, False))
     assert transport.out.startswith(b"HTTP/1.1 500 ") and b"evil" not in transport.out
+
+
+def _pump_without_reading(port: int, data: bytes, seconds: float) -> int:
+    """Send ``data`` over and over on one connection for ``seconds`` without reading any answer;
+    the number of bytes the server took (sending blocks once it stops reading)."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", port))
+    sock.settimeout(0.5)
+    sent, deadline = 0, time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            try:
+                sent += sock.send(data)
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+    finally:
+        sock.close()
+    return sent
+
+
+def test_a_client_that_never_reads_its_answers_is_not_read_either(asgi_server, project):
+    """Pipelined requests from a client that reads no answer: once the unsent answers pass the
+    transport's high-water mark the server stops reading, so what it takes stays bounded by the
+    kernel's socket buffers instead of growing for as long as the client sends (it took 14 MB
+    in 25 s before, answering all of it into memory)."""
+    batch = _get(project.id) * 1000
+    early = _pump_without_reading(asgi_server.port, batch, 4)
+    late = _pump_without_reading(asgi_server.port, batch, 8)
+    assert late < 2 * early + 2 * 1024 * 1024, (early, late)  # twice as long: not twice as much
+    assert late < 16 * 1024 * 1024, late
+
+
+def test_a_handed_over_connection_pipelining_without_reading_raises_nothing(asgi_server, project):
+    """A connection handed to uvicorn's protocol (a chunked body) that then pipelines megabytes
+    without reading: refused when the unread heads pass the head buffer, without an app writing
+    after the refusal (which raised 'Cannot call write() after write_eof()')."""
+    chunked = (f"POST /v1/account HTTP/1.1\r\nHost: x\r\nX-Appwrite-Project: {project.id}\r\n"
+               "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n").encode()
+    before = asgi_server.log.read_text()
+    _pump_without_reading(asgi_server.port, chunked + _get(project.id) * 20000, 4)
+    time.sleep(0.5)
+    after = asgi_server.log.read_text()[len(before):]
+    assert "Traceback" not in after and "Exception in ASGI application" not in after, after[-3000:]
+
+
+def test_the_access_log_names_each_request(live_env, project):
+    """``SERVER_ACCESS_LOG=true``: one uvicorn access line per request the /v1 protocol serves."""
+    import sys
+
+    from conftest import free_port, start_server
+
+    port = free_port()
+    server = start_server("asgi", {**live_env, "SERVER_ACCESS_LOG": "true", "PORT": str(port)}, port=port,
+                          command=[sys.executable, "-m", "backend.serve"])
+    try:
+        c = _Conn(port)
+        c.send(_get(project.id, "/v1/ping?x=1"))
+        assert c.answer()[0] == 200
+        c.close()
+        time.sleep(0.3)
+        log = server.log.read_text()
+        assert '"GET /v1/ping?x=1 HTTP/1.1" 200' in log, log[-2000:]
+        assert "Logging error" not in log
+    finally:
+        server.stop()

@@ -112,7 +112,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         """uvicorn's answer to a parser error: a refusal raised in a callback, or a malformed
         request (bad framing, invalid characters, conflicting lengths)."""
         if self._refusal is None:
-            log.info("unparsable request from %s: %s", self.client, msg)
+            log.info("unparsable request from %s: %s", _ip(self.client), msg)
         self._refuse(*(self._refusal or BAD_REQUEST))
 
     # --- parser callbacks --------------------------------------------------------------------
@@ -200,12 +200,18 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self._arm(self.limits.header_timeout, self._head_timed_out)
             return
         log.info("request head from %s not complete after %g s (SERVER_HEADER_TIMEOUT)",
-                 self.client, self.limits.header_timeout)
+                 _ip(self.client), self.limits.header_timeout)
         self._refuse(*HEAD_TIMEOUT)
 
     def _body_check(self) -> None:
         self._timer = None
         if self.transport.is_closing() or self.cycle is None or not self.cycle.more_body:
+            return
+        running = self._running
+        if running is not None and running is not self.cycle and not running.response_complete:
+            # A pipelined body behind an answer still being sent (its app reads it only then):
+            # its time starts after that, as a pipelined head's does.
+            self._arm(self.limits.body_timeout, self._body_check)
             return
         quiet = self.loop.time() - self._last_read
         if self.flow.read_paused:
@@ -216,5 +222,10 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         if quiet < self.limits.body_timeout:
             self._arm(self.limits.body_timeout - quiet, self._body_check)
             return
-        log.info("request body from %s stalled for %g s (SERVER_BODY_TIMEOUT)", self.client, quiet)
+        log.info("request body from %s stalled for %g s (SERVER_BODY_TIMEOUT)", _ip(self.client), quiet)
         self._refuse(*BODY_TIMEOUT)
+
+
+def _ip(client) -> str:
+    """The address of uvicorn's ``(host, port)`` client, as the /v1 protocol logs it."""
+    return client[0] if isinstance(client, tuple) and client else str(client or "")

@@ -270,8 +270,11 @@ class V1HttpProtocol(asyncio.Protocol):
             self.closing = True
         if self.lost:
             return
+        if self.writer.stalled:
+            self.transport.abort()  # its client reads nothing: nothing more can be flushed to it
+            return
         if self.closing or self.writer.broken:
-            self.transport.close()
+            self._close_gently()
             return
         if self.writer.paused:
             # The client is not reading its answers (the transport holds more than its high-water
@@ -287,7 +290,7 @@ class V1HttpProtocol(asyncio.Protocol):
     def _next(self) -> None:
         """After an answer: wait for the next request, or start it if it is already here."""
         if self.closing:  # a graceful shutdown came while the answer waited for the client
-            self.transport.close()
+            self._close_gently()
             return
         self.state, self.since = _IDLE, self.loop.time()
         if self.timer is None:
@@ -318,6 +321,27 @@ class V1HttpProtocol(asyncio.Protocol):
             transport.resume_reading()
         if pending:
             successor.data_received(pending)
+
+    def _close_gently(self) -> None:
+        """End the connection after an answer: FIN once everything queued is sent, then read and
+        drop what the client still sends for ``LINGER_SECONDS`` (or until it closes too) before
+        closing. Closing with unread input makes the kernel reset the connection and drop the
+        unsent tail of the answer (megabytes of a download with ``Connection: close`` from a
+        client that had pipelined more requests behind it)."""
+        transport = self.transport
+        self.state = _BUSY  # no further request is read from this connection
+        if transport.is_closing():
+            return
+        if not transport.can_write_eof():
+            transport.close()
+            return
+        transport.write_eof()
+        self.buf, self.pos = b"", 0
+        self.data_received = _drop  # type: ignore[method-assign]
+        if self.paused:
+            self.paused = False
+            transport.resume_reading()
+        self.loop.call_later(LINGER_SECONDS, transport.close)
 
     def _refuse_now(self, status: int, message: str, type: str = "general_bad_request") -> None:
         """Answer ``status`` with the JSON error and ``Connection: close``, send it with FIN,

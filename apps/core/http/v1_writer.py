@@ -47,9 +47,10 @@ def _field(name: str, value) -> bytes:
 
 class ResponseWriter:
     """Writes answers on ``transport``; ``server_state.default_headers`` supplies the fields
-    uvicorn adds to every answer. ``broken`` is True once an answer was left unfinished."""
+    uvicorn adds to every answer. ``broken`` is True once an answer was left unfinished,
+    ``stalled`` when that was because its client stopped reading."""
 
-    __slots__ = ("_defaults", "_defaults_src", "_drained", "_lost", "broken", "server_state", "transport")
+    __slots__ = ("_defaults", "_defaults_src", "_drained", "_lost", "broken", "server_state", "stalled", "transport")
 
     def __init__(self, transport, server_state):
         self.transport, self.server_state = transport, server_state
@@ -57,7 +58,8 @@ class ResponseWriter:
         self._defaults = b""
         self._drained: asyncio.Future | None = None  # set while writing is paused
         self._lost = False
-        self.broken = False
+        self.broken = False  # an answer was left unfinished: the connection must end
+        self.stalled = False  # ... because its client took no byte for STORAGE_SEND_TIMEOUT
 
     def _socket_fd(self) -> int | None:
         """The socket's descriptor when bytes may be sent on it directly (plain TCP), else None."""
@@ -88,6 +90,7 @@ class ResponseWriter:
         drained, self._drained = self._drained, None
         if drained is not None and not drained.done():
             drained.set_exception(ConnectionResetError("the client closed the connection"))
+            drained.exception()  # nobody may be waiting (answers held for a client that left): no log
 
     async def _emptied(self) -> None:
         """Wait until the transport has written everything it buffered (with the high-water
@@ -207,6 +210,7 @@ class ResponseWriter:
             if stall is None or not stall.fired or asyncio.current_task().uncancel() > 0:
                 raise
             log.info("download cut off: its client took no byte for %g s (STORAGE_SEND_TIMEOUT)", stall.timeout)
+            self.stalled = True
         except ShortBody:
             pass  # fewer bytes than the head promised: the connection must end unfinished
         except ConnectionResetError:
@@ -254,11 +258,15 @@ class ResponseWriter:
                     raise ShortBody(f"stored file ended at byte {offset}, {end - offset} byte(s) short")
                 offset += sent
                 stall.progress()
+                # A fast reader takes every call's megabyte at once: let the other requests run
+                # between two calls, or one large download holds the event loop until it ends.
+                await asyncio.sleep(0)
             return True
         except asyncio.CancelledError:
             if not stall.fired or asyncio.current_task().uncancel() > 0:
                 raise
             log.info("download cut off: its client took no byte for %g s (STORAGE_SEND_TIMEOUT)", stall.timeout)
+            self.stalled = True
         except ShortBody as exc:
             log.error("download stopped: %s", exc)
         except (ConnectionResetError, BrokenPipeError):

@@ -287,3 +287,103 @@ def test_the_access_log_names_each_request(live_env, project):
         assert "Logging error" not in log
     finally:
         server.stop()
+
+
+def _stored_file(api, size: int) -> tuple[str, bytes]:
+    """A file of ``size`` random bytes in a new bucket; its download path (with ``/v1``)."""
+    import os
+
+    from apps.storage.tests.conftest import make_bucket, upload
+
+    data = os.urandom(size)
+    bucket = make_bucket(api)
+    r = upload(api, bucket["$id"], data, "big.bin")
+    assert r.status_code == 201, r.text
+    return f"/v1/storage/buckets/{bucket['$id']}/files/{r.json()['$id']}/download", data
+
+
+def _read_all(sock: socket.socket, pause: float = 0.0) -> tuple[bytes, bool]:
+    """Everything the server sends until it closes; whether it ended with a reset."""
+    out = b""
+    try:
+        while True:
+            piece = sock.recv(65536)
+            if not piece:
+                return out, False
+            out += piece
+            if pause:
+                time.sleep(pause)
+    except ConnectionResetError:
+        return out, True
+
+
+def test_a_download_with_connection_close_is_delivered_whole_behind_pipelined_bytes(api, project):
+    """``Connection: close`` on a download from a client that pipelined 460 KB more behind it:
+    the connection ends with FIN after the last byte (a close with that input unread made the
+    kernel reset it, dropping megabytes of the file)."""
+    path, data = _stored_file(api, 5_000_000)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    sock.connect(("127.0.0.1", api.server.port))
+    sock.settimeout(20)
+    request = (f"GET {path} HTTP/1.1\r\nHost: x\r\nX-Appwrite-Project: {project.id}\r\n"
+               f"X-Appwrite-Key: {project.key}\r\nConnection: close\r\n\r\n").encode()
+    sock.sendall(request + _get(project.id, "/v1/health/version") * 7000)
+    out, reset = _read_all(sock, pause=0.002)
+    sock.close()
+    head, _, body = out.partition(b"\r\n\r\n")
+    assert not reset and body == data, (len(body), len(data), reset)
+    assert b"connection: close" in head
+
+
+def test_a_client_that_leaves_while_its_answers_wait_leaves_no_log(asgi_server, project):
+    """Answers held for a client that reads nothing, then a reset: nothing is logged for it
+    (a future nobody waited on was logged as 'exception was never retrieved')."""
+    import struct
+
+    before = asgi_server.log.read_text()
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", asgi_server.port))
+    sock.settimeout(2)
+    try:
+        sock.sendall(_get(project.id, "/v1/health/version") * 20000)
+    except TimeoutError:
+        pass
+    time.sleep(1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+    sock.close()
+    time.sleep(0.5)
+    after = asgi_server.log.read_text()[len(before):]
+    assert "never retrieved" not in after and "Traceback" not in after, after[-2000:]
+
+
+def test_a_handed_over_pipelined_body_waits_its_turn_for_the_body_timeout(live_env, project):
+    """On a connection handed to uvicorn's protocol: a download, then a pipelined request whose
+    body stops short. The body's clock starts once the download's answer is complete (it used to
+    run during the download and cut it off at SERVER_BODY_TIMEOUT); the download arrives whole,
+    then the 408."""
+    from conftest import Api, free_port, start_server
+
+    port = free_port()
+    server = start_server("asgi", {**live_env, "SERVER_BODY_TIMEOUT": "1"}, port=port)
+    try:
+        path, data = _stored_file(Api(server, project), 5_000_000)
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        sock.connect(("127.0.0.1", port))
+        sock.settimeout(20)
+        sock.sendall(_get(project.id, "/v1/health/version", "Connection: keep-alive, foo\r\n"))  # handed over
+        first = sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200"), first
+        sock.sendall((f"GET {path} HTTP/1.1\r\nHost: x\r\nX-Appwrite-Project: {project.id}\r\n"
+                      f"X-Appwrite-Key: {project.key}\r\n\r\n").encode())
+        sock.sendall(f"PUT /v1/storage/buckets/none HTTP/1.1\r\nHost: x\r\nX-Appwrite-Project: {project.id}\r\n"
+                     "Content-Type: application/json\r\nContent-Length: 12\r\n\r\n{\"a\":".encode())
+        out, _ = _read_all(sock, pause=0.05)  # about 1 MB/s: the download takes seconds
+        sock.close()
+        head, _, rest = out.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200") and rest[:len(data)] == data, len(rest)
+        assert rest[len(data):].startswith(b"HTTP/1.1 408"), rest[len(data):len(data) + 200]
+    finally:
+        server.stop()

@@ -34,6 +34,7 @@ import time
 from typing import Any
 
 from django.conf import settings
+from django.core.signals import setting_changed
 
 log = logging.getLogger("apps.core.cache")
 
@@ -214,20 +215,50 @@ def _clear_all() -> None:  # under _lock
         cache._clear()
 
 
+# (LOCAL_CACHE_TTL, REDIS_URL), read from settings on first use and again after a test changes
+# either (Django's setting_changed): _active() runs on every cache read, several per request.
+_conf: tuple | None = None
+
+
+def _settings_changed(setting, **kwargs) -> None:
+    global _conf
+    if setting in ("LOCAL_CACHE_TTL", "REDIS_URL"):
+        _conf = None
+
+
+setting_changed.connect(_settings_changed)
+
+
 def _active() -> bool:
-    if not settings.LOCAL_CACHE_TTL:
+    global _conf
+    conf = _conf
+    if conf is None:
+        conf = _conf = (settings.LOCAL_CACHE_TTL, settings.REDIS_URL)
+    if not conf[0]:
         return False
-    if not settings.REDIS_URL:
+    if not conf[1]:
         return _unchanged()
-    if _listener_pid != os.getpid():
+    if not _listener_pid:
         _start_listener()
     return _live
+
+
+def _forked() -> None:
+    """In a child process (gunicorn forks its workers after --preload): the parent's listener
+    thread is not there, so caches are off until the child's own listener is subscribed."""
+    global _listener_pid, _live, _lock
+    _lock = threading.Lock()  # a thread of the parent may have held it at the fork
+    _listener_pid, _live = 0, False
+    _clear_all()
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def _start_listener() -> None:
     global _listener_pid, _live
     with _lock:
-        if _listener_pid == os.getpid():
+        if _listener_pid:
             return
         _listener_pid = os.getpid()
         _live = False

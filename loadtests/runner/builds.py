@@ -30,6 +30,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from backend.serve import ASGI_APP, GUNICORN_CONFIG, HTTP_PROTOCOL, WSGI_APP
 
@@ -204,6 +205,31 @@ def cpu_seconds(pids: list[int]) -> float:
         except OSError:
             continue
         total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15 of stat)
+    return total / _CLK
+
+
+def postgres_cpu_seconds(pg_url: str | None) -> float | None:
+    """CPU seconds used so far by this host's PostgreSQL: utime + stime of every process named
+    ``postgres`` or ``postmaster``, plus the children they reaped (the postmaster's cutime and
+    cstime hold the backends that have exited). None when ``pg_url`` is unset or not on this
+    host (127.0.0.1, ::1, localhost, a socket path). On a shared server the figure includes
+    other clients' work."""
+    if not pg_url:
+        return None
+    host = urlsplit(pg_url).hostname or ""
+    if host not in ("", "127.0.0.1", "::1", "localhost") and not host.startswith("/"):
+        return None
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if not (entry / "comm").read_text().startswith(("postgres", "postmaster")):
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
     return total / _CLK
 
 

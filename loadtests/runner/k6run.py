@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psycopg
 
-from loadtests.runner.builds import ROOT, cpu_seconds, memory_kib
+from loadtests.runner.builds import ROOT, cpu_seconds, memory_kib, postgres_cpu_seconds
 
 SCENARIOS_DIR = ROOT / "loadtests" / "scenarios"
 
@@ -77,7 +77,7 @@ def measure(server, script: str, env: dict[str, str], summary: Path, cpus: str |
     """Run k6 against ``server`` (None for an external target) and return the row of metrics."""
     pids = server.pids() if server else []
     sampler = Sampler(server.pids if server else list, pg_url, dbname)
-    cpu0 = cpu_seconds(pids)
+    cpu0, db0 = cpu_seconds(pids), postgres_cpu_seconds(pg_url)
     sampler.start()
     t0, k0 = time.monotonic(), _children_cpu()
     code = run_k6(script, env, summary, cpus, log, timeout)
@@ -93,6 +93,9 @@ def measure(server, script: str, env: dict[str, str], summary: Path, cpus: str |
         row["server_cpu_pct"] = round(100 * cpu / wall, 1) if wall else None
         row["cpu_ms_per_req"] = round(1000 * cpu / row["requests"], 3) if row["requests"] else None
         row["peak_rss_mib"] = round(max(memory_kib(pids, "VmHWM"), sampler.peak_rss_kib) / 1024, 1)
+    db1 = postgres_cpu_seconds(pg_url)
+    if db0 is not None and db1 is not None and row["requests"]:
+        row["db_cpu_ms_per_req"] = round(1000 * (db1 - db0) / row["requests"], 3)  # PostgreSQL, this host
     return row
 
 

@@ -74,7 +74,7 @@ def machine() -> dict:
         pass
     from importlib.metadata import version
 
-    for pkg in ("django", "uvicorn", "gunicorn", "uvloop", "httptools", "psycopg", "redis"):
+    for pkg in ("django", "uvicorn", "gunicorn", "uvloop", "httptools", "psycopg", "asyncpg", "redis"):
         try:
             info[pkg] = version(pkg)
         except Exception:
@@ -95,8 +95,8 @@ def write_report(out: Path, meta: dict, rows: list[dict]) -> None:
              f"Machine: {m.get('nproc')} CPUs ({m.get('cpu', '?')}), {m.get('memory', '?')} RAM, kernel "
              f"{m.get('kernel')}, load average at report time {' '.join(m.get('loadavg', []))}. "
              f"Python {m['python']}, Django {m['django']}, uvicorn {m['uvicorn']} (uvloop {m['uvloop']}, "
-             f"httptools {m['httptools']}), gunicorn {m['gunicorn']}, psycopg {m['psycopg']}, redis-py "
-             f"{m['redis']}, k6 {m['k6']}.", "",
+             f"httptools {m['httptools']}), gunicorn {m['gunicorn']}, psycopg {m['psycopg']} (WSGI, Django), "
+             f"asyncpg {m.get('asyncpg', '?')} (ASGI), redis-py {m['redis']}, k6 {m['k6']}.", "",
              f"Server pinned to CPU {meta['args']['server_cpus']}, k6 to CPU {meta['args']['k6_cpus'] or 'any'}; "
              "PostgreSQL and Redis run unpinned (shared with other users of this machine). "
              f"{meta['args']['vus']} VUs (closed model, constant-vus) for {meta['args']['duration']} per run, "
@@ -108,15 +108,16 @@ def write_report(out: Path, meta: dict, rows: list[dict]) -> None:
              + ".", "", "## Scenarios", ""]
     lines += [f"- **{k}**: {v}" for k, v in meta["scenarios"].items()]
     lines += ["", "## Closed model (medians over rounds)", "",
-              "| scenario | build | req/s | errors % | p50 ms | p95 ms | p99 ms | server CPU ms/req | peak RSS MiB | peak PG conns |",
-              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "| scenario | build | req/s | errors % | p50 ms | p95 ms | p99 ms | server CPU ms/req | PostgreSQL CPU ms/req | peak RSS MiB | peak PG conns |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for s in scenarios:
         for b in builds:
             vals = [_cell(rows, s, b, k) for k in ("rps", "error_pct", "p50_ms", "p95_ms", "p99_ms",
-                                                   "cpu_ms_per_req", "peak_rss_mib", "peak_pg_connections")]
+                                                   "cpu_ms_per_req", "db_cpu_ms_per_req", "peak_rss_mib",
+                                                   "peak_pg_connections")]
             if vals[0] is None:
                 continue
-            lines.append(f"| {_name(s)} | {b} | " + " | ".join(_fmt(v, 3 if i == 5 else 1) for i, v in enumerate(vals)) + " |")
+            lines.append(f"| {_name(s)} | {b} | " + " | ".join(_fmt(v, 3 if i in (5, 6) else 1) for i, v in enumerate(vals)) + " |")
     if "asgi" in builds and "wsgi" in builds:
         lines += ["", "## ASGI / WSGI ratios (median over rounds, min–max)", "",
                   "| scenario | req/s ratio | CPU-per-request ratio (WSGI ÷ ASGI; > 1 = ASGI cheaper) | target | distance |",
@@ -160,13 +161,15 @@ def write_report(out: Path, meta: dict, rows: list[dict]) -> None:
               f"Requests with no HTTP answer (timeout, refused or reset connection): {lost}.", "",
               "## Every run", "",
               "Server CPU % and k6 CPU % are CPU seconds over the k6 process's wall time (k6 start-up and "
-              "graceful stop included), a hint of which side was saturated.", "",
-              "| scenario | build | round | req/s | errors % | 503s | no answer | p95 ms | CPU ms/req | server CPU % | k6 CPU % | k6 exit |",
-              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "graceful stop included), a hint of which side was saturated. PostgreSQL CPU ms/req: the CPU "
+              "of this host's PostgreSQL processes during the run ÷ requests (empty when PostgreSQL is "
+              "elsewhere).", "",
+              "| scenario | build | round | req/s | errors % | 503s | no answer | p95 ms | CPU ms/req | PostgreSQL CPU ms/req | server CPU % | k6 CPU % | k6 exit |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     lines += [f"| {r['scenario']} | {r['build']} | {r['round']} | {r['rps']} | {r['error_pct']} | "
               f"{r.get('unavailable_503', '–')} | {r.get('no_response', '–')} | {r['p95_ms']} | "
-              f"{r.get('cpu_ms_per_req')} | {r.get('server_cpu_pct', '–')} | {r.get('k6_cpu_pct', '–')} | "
-              f"{r['k6_exit']} |" for r in _closed(rows)]
+              f"{r.get('cpu_ms_per_req')} | {r.get('db_cpu_ms_per_req', '–')} | {r.get('server_cpu_pct', '–')} | "
+              f"{r.get('k6_cpu_pct', '–')} | {r['k6_exit']} |" for r in _closed(rows)]
     (out / "report.md").write_text("\n".join(lines) + "\n")
     chart(out / "chart.png", rows, scenarios, builds)
 

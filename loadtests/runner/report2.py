@@ -168,7 +168,8 @@ def render(meta: dict, rows: list[dict], mach: dict | None = None) -> str:
     lines = ["# Load tests, round 2", "", f"Command: `{meta['command']}`", "",
              f"Machine: {m.get('nproc')} CPUs ({m.get('cpu', '?')}), {m.get('memory', '?')} RAM, load average at "
              f"report time {' '.join(m.get('loadavg', []))}. Python {m.get('python')}, Django {m.get('django')}, uvicorn "
-             f"{m.get('uvicorn')}, gunicorn {m.get('gunicorn')}, psycopg {m.get('psycopg')}, k6 {m.get('k6')}.", "",
+             f"{m.get('uvicorn')}, gunicorn {m.get('gunicorn')}, psycopg {m.get('psycopg')} (WSGI, Django), asyncpg "
+             f"{m.get('asyncpg')} (ASGI), k6 {m.get('k6')}.", "",
              f"Servers pinned to CPU {a['server_cpus']} ({a['cores']} core(s)), k6 to CPU {a['k6_cpus'] or 'any'}; "
              "PostgreSQL and Redis unpinned. Each run starts a fresh server and warms it up; build order "
              "alternates between rounds.", "",
@@ -179,11 +180,12 @@ def render(meta: dict, rows: list[dict], mach: dict | None = None) -> str:
         else:
             lines += SECTIONS[key](rows, key, info)
     lines += ["## Every run", "", "| stage | scenario | build | VUs | round | model | rate | req/s | errors % | "
-              "p95 ms | CPU ms/req | peak RSS MiB | peak PG | k6 exit |",
-              "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "p95 ms | CPU ms/req | PostgreSQL CPU ms/req | server CPU % | k6 CPU % | peak RSS MiB | peak PG | k6 exit |",
+              "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     lines += [f"| {r.get('stage', '')} | {r['scenario']} | {r['build']} | {r.get('vus', '')} | {r['round']} | "
               f"{r['model']} | {r['rate'] or ''} | {r['rps']} | {r['error_pct']} | {r['p95_ms']} | "
-              f"{r.get('cpu_ms_per_req')} | {r.get('peak_rss_mib')} | {r.get('peak_pg_connections')} | "
+              f"{r.get('cpu_ms_per_req')} | {r.get('db_cpu_ms_per_req', '–')} | {r.get('server_cpu_pct', '–')} | "
+              f"{r.get('k6_cpu_pct', '–')} | {r.get('peak_rss_mib')} | {r.get('peak_pg_connections')} | "
               f"{r.get('k6_exit')} |" for r in rows]
     return "\n".join(lines) + "\n"
 

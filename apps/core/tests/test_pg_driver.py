@@ -152,6 +152,15 @@ def test_statement_timeout_answers_408(settings):
 
 
 @pytest.mark.django_db(transaction=False)
+def test_prepared_statements_are_planned_with_their_values(settings):
+    """Every connection plans each run of a prepared statement with its values (no generic plan)."""
+    async def body(db):
+        assert await db.fetchval("SELECT current_setting('plan_cache_mode')") == "force_custom_plan"
+
+    _with_db(settings, body)
+
+
+@pytest.mark.django_db(transaction=False)
 def test_a_terminated_connection_is_lost_and_replaced(settings):
     """The backend of the pool's connection is terminated under a statement: 503 with
     ``lost`` (the pipeline runs a read once more), and the next statement gets a new one."""

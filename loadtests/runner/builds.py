@@ -196,15 +196,17 @@ def process_tree(root: int) -> list[int]:
     return out
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """utime + stime of ``pids`` (all their threads), in seconds."""
+def cpu_seconds(pids: list[int], reaped: bool = False) -> float:
+    """utime + stime of ``pids`` (all their threads), in seconds; with ``reaped`` also the
+    cutime + cstime of the children they have waited for."""
+    last = 15 if reaped else 13  # utime, stime, cutime, cstime: fields 14-17 of stat
     total = 0
     for pid in pids:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15 of stat)
+        total += sum(int(f) for f in fields[11:last])
     return total / _CLK
 
 
@@ -219,18 +221,14 @@ def postgres_cpu_seconds(pg_url: str | None) -> float | None:
     host = urlsplit(pg_url).hostname or ""
     if host not in ("", "127.0.0.1", "::1", "localhost") and not host.startswith("/"):
         return None
-    total = 0
+    pids = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
         try:
-            if not (entry / "comm").read_text().startswith(("postgres", "postmaster")):
-                continue
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if entry.name.isdigit() and (entry / "comm").read_text().startswith(("postgres", "postmaster")):
+                pids.append(int(entry.name))
         except OSError:
             continue
-        total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
-    return total / _CLK
+    return cpu_seconds(pids, reaped=True)
 
 
 def memory_kib(pids: list[int], field_name: str) -> int:

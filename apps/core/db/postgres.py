@@ -121,9 +121,9 @@ class PgAsync(Database):
         import asyncpg
 
         # plan_cache_mode: asyncpg prepares every statement, and after five runs PostgreSQL may
-        # keep a generic plan that ignores the values. For the rows table's JSON-expression
-        # queries that plan got costlier as tables grew: over a 5-minute mixed load PostgreSQL
-        # spent 0.86 ms of CPU per request with generic plans and 0.40 ms with custom ones.
+        # keep a generic plan that ignores the values. Over a 5-minute mixed load (the `mix`
+        # load test) PostgreSQL spent 0.86 ms of CPU per request with generic plans and 0.40 ms
+        # with custom ones.
         conn = await asyncpg.connect(self._dsn, timeout=connect_timeout(), command_timeout=None,
                                      server_settings={"statement_timeout": str(settings.DB_STATEMENT_TIMEOUT_MS),
                                                       "plan_cache_mode": "force_custom_plan"})

@@ -122,6 +122,9 @@ def start_server(kind: str, env: dict[str, str], port: int | None = None, comman
     ARTIFACTS.mkdir(exist_ok=True)
     log = ARTIFACTS / f"server-{kind}-{port}.log"
     cmd = command or SERVER_COMMANDS[kind](port)
+    # The address mailed links and OAuth2 callbacks are built from: this server's own, as an
+    # operator sets PUBLIC_URL to the address clients use.
+    env = {"PUBLIC_URL": f"http://127.0.0.1:{port}", **env}
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     server = LiveServer(kind, f"http://127.0.0.1:{port}", port, proc, log)
     deadline = time.monotonic() + wait

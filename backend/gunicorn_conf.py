@@ -29,3 +29,8 @@ limit_request_line = settings.MAX_REQUEST_LINE if settings.MAX_REQUEST_LINE <= 8
 limit_request_fields = settings.MAX_HEADER_COUNT
 # One field line is "name: value\r\n": the cap on names plus values, plus its separators.
 limit_request_field_size = settings.MAX_HEADER_BYTES + 4
+# gunicorn would believe X-Forwarded-Proto (and set wsgi.url_scheme) from 127.0.0.1 by default;
+# the app decides whom to believe (TRUSTED_PROXIES, apps.core.http.clientip), so gunicorn
+# believes no one and reports the connection's own scheme.
+forwarded_allow_ips = ""
+secure_scheme_headers: dict[str, str] = {}

@@ -14,7 +14,8 @@ CHECK = "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='backend.settin
 
 
 def _run(**env):
-    base = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "APP_ENV", "ALLOWED_HOSTS", "DEBUG")}
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("SECRET_KEY", "APP_ENV", "ALLOWED_HOSTS", "DEBUG", "PUBLIC_URL")}
     return subprocess.run([sys.executable, "-c", CHECK], cwd=ROOT, env={**base, **env}, capture_output=True,
                           text=True, timeout=60)
 
@@ -33,12 +34,12 @@ def test_production_refuses_placeholder_or_short_keys():
 
 def test_production_needs_allowed_hosts_and_no_debug():
     assert "ALLOWED_HOSTS is required" in _run(APP_ENV="production", SECRET_KEY="x" * 50).stderr
-    debug = _run(APP_ENV="production", SECRET_KEY="x" * 50, ALLOWED_HOSTS="a.b", DEBUG="true")
+    debug = _run(APP_ENV="production", SECRET_KEY="x" * 50, ALLOWED_HOSTS="a.b", PUBLIC_URL="https://a.b", DEBUG="true")
     assert "DEBUG must be off" in debug.stderr
 
 
 def test_production_with_settings_starts():
-    result = _run(APP_ENV="production", SECRET_KEY="x" * 50, ALLOWED_HOSTS="a.b")
+    result = _run(APP_ENV="production", SECRET_KEY="x" * 50, ALLOWED_HOSTS="a.b", PUBLIC_URL="https://a.b")
     assert result.returncode == 0, result.stderr
 
 

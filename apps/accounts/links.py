@@ -3,7 +3,7 @@ invitations, OAuth2 ``success``/``failure``), and adding parameters to one.
 
 Appwrite's ``Redirect`` validator (``src/Appwrite/Network/Validator/Redirect.php``): an http(s)
 URL must point at a host registered as a web platform of the project (``*.example.com``
-wildcards allowed) or at the API's own host; the only other schemes are ``exp`` (Expo) and
+wildcards allowed) or at the API's own host (here: ``PUBLIC_URL``'s, never the request's); the only other schemes are ``exp`` (Expo) and
 ``appwrite-callback-<projectId>``. Anything else is an open-redirect risk and is refused.
 """
 
@@ -14,6 +14,7 @@ import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from apps.core.errors import invalid_argument
+from apps.core.http.hosts import public_hostname
 from apps.projects.selectors import platform_origins
 
 _REFUSED = ("Invalid URI. Register your new client ({host}) as a new Web platform on your project "
@@ -34,7 +35,7 @@ def _hostname(value: str) -> str:
 async def redirect_allowed(ctx, url: str, api_host: str = "") -> bool:
     """True when the project may send a browser (or a mailed link) to ``url``: an http(s) URL on
     the hostname of one of its web platforms (``*.example.com`` wildcards, any port) or of this
-    API (``api_host``, default the request's host), or the ``exp`` / ``appwrite-callback-<projectId>``
+    API (``api_host``, a configured hostname; default ``PUBLIC_URL``'s, never the request's Host), or the ``exp`` / ``appwrite-callback-<projectId>``
     schemes of native apps. URLs with backslashes, control characters or spaces, user info, a bad
     port or more than 2048 characters are refused outright."""
     if not url or len(url) > MAX_LENGTH or _UNSAFE.search(url):
@@ -50,7 +51,7 @@ async def redirect_allowed(ctx, url: str, api_host: str = "") -> bool:
     host = (parts.hostname or "").lower()
     if scheme not in ("http", "https") or not host or not port_ok or parts.username is not None:
         return False
-    if host == (api_host or _hostname(f"http://{ctx.host}")):
+    if host == (api_host or public_hostname()):
         return True
     for origin in await platform_origins(ctx, ctx.project["id"]):
         if origin == "*":

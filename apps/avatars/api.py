@@ -75,7 +75,7 @@ async def _render(mode: str, fn, *args):
 
 def _png(body: bytes, cache: str, content_type: str = "image/png", extra=()) -> Response:
     return Response(body=body, content_type=content_type,
-                    headers=[("Cache-Control", cache), ("X-Content-Type-Options", "nosniff"), *extra])
+                    headers=[("Cache-Control", cache), *extra])
 
 
 def _icon_route(kind: str):

@@ -23,8 +23,8 @@ from apps.accounts.authn import authenticate, more_factors_required
 from apps.core.auth import Auth
 from apps.core.db import get_database
 from apps.core.errors import AppwriteError
-from apps.core.http import cors
-from apps.core.http.clientip import client_ip
+from apps.core.http import cors, hosts
+from apps.core.http.clientip import client_ip, client_scheme
 from apps.core.http.context import RequestContext
 from apps.core.http.pipeline import project_id_of
 from apps.core.kv import KVUnavailable, get_kv
@@ -67,7 +67,8 @@ def context_from_scope(scope: dict) -> RequestContext:
     peer = (scope.get("client") or ("", 0))[0] or ""
     ctx = RequestContext(
         mode="async", method="GET", path=scope.get("path", ""), query=query, headers=headers, peer_ip=peer,
-        scheme="https" if scope.get("scheme") == "wss" else "http",
+        scheme=client_scheme(peer, "https" if scope.get("scheme") == "wss" else "http",
+                             headers.get("x-forwarded-proto")),
     )
     ctx.client_ip = client_ip(peer, headers.get("x-forwarded-for"))
     ctx.db = get_database("async")
@@ -110,6 +111,8 @@ async def _over_connection_limit(ctx: RequestContext) -> bool:
 async def handshake(scope: dict) -> Handshake:
     """Check the upgrade request; raises :class:`HandshakeError` to refuse it."""
     ctx = context_from_scope(scope)
+    if not hosts.host_allowed(ctx.host):
+        raise HandshakeError(POLICY_VIOLATION, "Invalid Host header")
     project_uid = project_id_of(ctx)
     project = await project_resolve(ctx, project_uid) if project_uid else None
     if project is None:

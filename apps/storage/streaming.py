@@ -262,7 +262,6 @@ async def file_response(ctx, file: dict, *, content_type: str, disposition: str)
         ("ETag", etag),
         ("Accept-Ranges", "bytes"),
         ("Cache-Control", "private, max-age=0, must-revalidate"),
-        ("X-Content-Type-Options", "nosniff"),
         ("Content-Disposition", disposition),
     ]
     if etag_matches(ctx.headers.get("if-none-match", ""), etag):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from django.core.exceptions import ImproperlyConfigured
 
 from backend.settings.base import *  # noqa: F403  (APP_ENV, BASE_DIR, PRODUCTION)
-from backend.settings.base import BASE_DIR, PRODUCTION, _env, _env_bool, _env_list
+from backend.settings.base import BASE_DIR, PRODUCTION, _env, _env_bool, _env_int, _env_list
 
 DEBUG = _env_bool("DEBUG", False)
 SECRET_KEY = _env("SECRET_KEY")
@@ -69,7 +69,9 @@ INSTALLED_APPS = [
 # The /v1 adapter is outermost: on /v1 the admin's middleware below it never runs.
 MIDDLEWARE = [
     "apps.core.http.django_adapter.V1Middleware",
+    "apps.core.http.proxy.ForwardedProtoMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     # Admin static files from STATIC_ROOT (collectstatic runs in the image build): WhiteNoise,
     # made async-capable so that the chain stays async under ASGI (apps/core/http/static.py).
     "apps.core.http.static.StaticFilesMiddleware",
@@ -110,8 +112,6 @@ FORMAT_MODULE_PATH = ["apps.adminsite.formats"]  # the admin's dates as 2026-12-
 TIME_ZONE = "UTC"
 USE_I18N = False  # mail languages are chosen per request (apps.core.mail), not by Django
 USE_TZ = True
-SESSION_COOKIE_SECURE = PRODUCTION
-CSRF_COOKIE_SECURE = PRODUCTION
 
 LOG_LEVEL = _env("LOG_LEVEL", "INFO").upper()
 LOGGING = {
@@ -140,6 +140,47 @@ from backend.settings.security import *  # noqa: E402,F403
 from backend.settings.services import *  # noqa: E402,F403
 from backend.settings.serving import *  # noqa: E402,F403
 from backend.settings.storage import *  # noqa: E402,F403
+
+# --- The admin behind a TLS-terminating proxy ------------------------------------------------
+# Django believes X-Forwarded-Proto: https (SECURE_PROXY_SSL_HEADER), but only because
+# apps.core.http.proxy.ForwardedProtoMiddleware first drops that header from any peer outside
+# TRUSTED_PROXIES; /v1 reads it through the same rule (apps.core.http.clientip).
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+_PUBLIC_HTTPS = PUBLIC_URL.startswith("https://")  # noqa: F405
+# The admin's cookies carry Secure in production and whenever the public address is https.
+SESSION_COOKIE_SECURE = PRODUCTION or _PUBLIC_HTTPS
+CSRF_COOKIE_SECURE = PRODUCTION or _PUBLIC_HTTPS
+SESSION_COOKIE_HTTPONLY = True
+# The admin's login and forms accept the public address as an origin (the browser's Origin header
+# behind a proxy that rewrites Host would otherwise fail the CSRF check).
+CSRF_TRUSTED_ORIGINS = [PUBLIC_URL]  # noqa: F405
+# HTTP Strict Transport Security on the admin's https answers (seconds; 0 = off). Production
+# default: one year, without subdomains or preload, which an operator opts into knowingly.
+SECURE_HSTS_SECONDS = _env_int("SECURE_HSTS_SECONDS", 31536000 if PRODUCTION else 0)
+# Whether HSTS covers every subdomain, and asks for the browsers' preload list: both bind the
+# whole domain for a year or more, so they stay an operator's explicit choice (off by default;
+# `check --deploy`'s reminders of them, W005 and W021, are silenced below for that reason).
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = _env_bool("SECURE_HSTS_PRELOAD", False)
+SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021"]
+# The admin redirects plain-http requests to https when the public address is https (behind a
+# TLS proxy: when X-Forwarded-Proto from a trusted proxy says http). /v1 is never redirected.
+SECURE_SSL_REDIRECT = _env_bool("SECURE_SSL_REDIRECT", _PUBLIC_HTTPS)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy on the admin's pages (Django's ContentSecurityPolicyMiddleware): only
+# the admin's own scripts, styles and images; no framing, no plugins, forms post to itself.
+SECURE_CSP = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'"],
+    "img-src": ["'self'", "data:"],
+    "object-src": ["'none'"],
+    "base-uri": ["'none'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+}
 
 # --- Load tests only --------------------------------------------------------------------------
 # BENCH_APP=1 (set by loadtests/run.py, never in a product deployment) installs the benchmark

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-from backend.settings.base import BASE_DIR, _env, _env_bool, _env_float, _env_int, _env_list
+from backend.settings.base import BASE_DIR, PRODUCTION, _env, _env_bool, _env_float, _env_int, _env_list
 
 # --- HTTP -------------------------------------------------------------------------------------
 APPWRITE_VERSION = "1.9.6"
@@ -53,7 +54,8 @@ MAX_HEADER_BYTES = _env_int("MAX_HEADER_BYTES", 32 * 1024, minimum=1024)
 SERVER_HEADER_TIMEOUT = _env_float("SERVER_HEADER_TIMEOUT", 30.0, positive=True)
 SERVER_BODY_TIMEOUT = _env_float("SERVER_BODY_TIMEOUT", 60.0, positive=True)
 SERVER_IDLE_TIMEOUT = _env_float("SERVER_IDLE_TIMEOUT", 5.0, positive=True)
-# Peers whose X-Forwarded-For is believed (the load balancer), as IPs or CIDR networks.
+# Peers whose X-Forwarded-For and X-Forwarded-Proto are believed (the load balancer), as IPs or
+# CIDR networks. From any other peer both headers are ignored.
 TRUSTED_PROXIES = _env_list("TRUSTED_PROXIES", [])
 
 # --- Realtime (apps.realtime) -----------------------------------------------------------------
@@ -82,6 +84,24 @@ if ASGI_SERVER not in ASGI_SERVERS:
     raise ImproperlyConfigured(f"ASGI_SERVER must be one of {', '.join(ASGI_SERVERS)}, got {ASGI_SERVER!r}")
 BIND_HOST = _env("BIND_HOST", "127.0.0.1")
 PORT = _env_int("PORT", 8000, minimum=1)
+# The scheme://host[:port] clients reach this API at (behind a proxy: the proxy's public address).
+# Every absolute URL the server makes (mail links' own-host check, the default magic-URL page,
+# OAuth2 callbacks) is built from it, never from the request's Host or X-Forwarded-Host header.
+# Required in production; development defaults to http://127.0.0.1:<PORT>, where the quick start listens.
+PUBLIC_URL = _env("PUBLIC_URL", "" if PRODUCTION else f"http://127.0.0.1:{PORT}").rstrip("/")
+if PRODUCTION and not PUBLIC_URL:
+    raise ImproperlyConfigured(
+        "PUBLIC_URL is required when APP_ENV=production: the scheme://host[:port] clients reach "
+        "this API at, e.g. https://api.example.com (mailed links and OAuth2 callbacks use it)."
+    )
+try:
+    _public = urlsplit(PUBLIC_URL)
+    _public_ok = _public.port is None or 0 < _public.port < 65536
+except ValueError:
+    _public, _public_ok = urlsplit(""), False
+if not _public_ok or _public.scheme not in ("http", "https") or not _public.hostname or _public.path \
+        or _public.query or _public.fragment or _public.username is not None:
+    raise ImproperlyConfigured(f"PUBLIC_URL must be scheme://host[:port] (http or https), got {PUBLIC_URL!r}")
 # Seconds a stopping server waits for in-flight requests before it closes them.
 SERVER_GRACEFUL_TIMEOUT = _env_int("SERVER_GRACEFUL_TIMEOUT", 20, minimum=1)
 # Back-pressure: concurrent connections (uvicorn) / requests (granian) one process takes before it

@@ -145,16 +145,22 @@ class FakeDNS:
         self.sock.close()
 
 
-def check_nginx(workdir: Path, values: dict[str, str]) -> Path:
+def check_nginx(workdir: Path, values: dict[str, str], server_extra: str = "") -> Path:
     """Render the repo's template from ``values`` under ``workdir``, run ``nginx -t`` on it, and
-    return the main config file.
+    return the main config file. ``server_extra`` (directives) is added to the server block after
+    its ``listen`` line, as an operator adds ``listen 443 ssl`` and a certificate for TLS.
 
     The wrapper below plays the part of the nginx image's own ``nginx.conf``: main context,
     ``events``, and an ``http`` block that includes the rendered file.
     """
     conf_d = workdir / "conf.d"
     conf_d.mkdir(parents=True, exist_ok=True)
-    (conf_d / "default.conf").write_text(envsubst(NGINX_TEMPLATE.read_text(), values))
+    rendered = envsubst(NGINX_TEMPLATE.read_text(), values)
+    if server_extra:
+        listen = f"    listen {values['LB_PORT']};\n"
+        assert listen in rendered
+        rendered = rendered.replace(listen, listen + server_extra, 1)
+    (conf_d / "default.conf").write_text(rendered)
     temp = workdir / "temp"
     temp.mkdir(exist_ok=True)
     main = workdir / "nginx.conf"
@@ -175,9 +181,9 @@ def check_nginx(workdir: Path, values: dict[str, str]) -> Path:
     return main
 
 
-def start_nginx(name: str, workdir: Path, values: dict[str, str]) -> Proc:
+def start_nginx(name: str, workdir: Path, values: dict[str, str], server_extra: str = "") -> Proc:
     """Run Debian's nginx with the repo's template rendered from ``values`` (see check_nginx)."""
-    main = check_nginx(workdir, values)
+    main = check_nginx(workdir, values, server_extra)
     url = f"http://127.0.0.1:{values['LB_PORT']}"
     p = start(name, [NGINX, "-c", str(main), "-e", str(workdir / "error.log")], env={"PATH": "/usr/sbin:/usr/bin"},
               ready_url=url + "/lb-health", wait=10)

@@ -8,6 +8,7 @@ The compose file is parsed (YAML merge keys resolved) and interpolated with .env
 from __future__ import annotations
 
 import re
+import secrets
 import subprocess
 import sys
 
@@ -200,7 +201,7 @@ def test_app_env_names_are_settings():
 def test_app_environment_loads_production_settings(name):
     env = {k: str(v) for k, v in SERVICES[name]["environment"].items()}
     assert env["APP_ENV"] == "production"
-    for required in ("SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL", "REDIS_URL", "TRUSTED_PROXIES"):
+    for required in ("SECRET_KEY", "ALLOWED_HOSTS", "PUBLIC_URL", "DATABASE_URL", "REDIS_URL", "TRUSTED_PROXIES"):
         assert env.get(required), required
     code = ("import django; from django.conf import settings; django.setup(); "
             "assert settings.PRODUCTION and not settings.DEBUG; print(settings.DATABASES['default']['HOST'])")
@@ -263,3 +264,21 @@ def test_requirements_are_pinned():
     for line in (ROOT / "requirements.txt").read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             assert re.fullmatch(r"[A-Za-z0-9_.\-\[\]]+==[0-9][\w.]*", line.strip()), line
+
+
+@pytest.mark.parametrize("public_url, issues", [
+    ("https://api.example.com", []),
+    # A plain-http public address: Django's reminder that nothing redirects to https is real.
+    ("http://localhost:8080", ["security.W008"]),
+])
+def test_check_deploy_on_the_compose_configuration(public_url, issues):
+    """``manage.py check --deploy`` with the api service's environment (from .env.example): no
+    issue behind TLS; only W008 for a plain-http deployment. The silenced checks (HSTS for
+    subdomains, preload list) are operator choices with their own settings."""
+    env = {k: str(v) for k, v in SERVICES["api"]["environment"].items()}
+    env.update(PUBLIC_URL=public_url, SECRET_KEY=secrets.token_urlsafe(64), DJANGO_SETTINGS_MODULE="backend.settings",
+               PATH="/usr/bin:/bin")
+    out = subprocess.run([sys.executable, "manage.py", "check", "--deploy"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120, env=env)
+    found = re.findall(r"\((security\.[WE]\d+)\)", out.stdout + out.stderr)
+    assert found == issues, out.stdout + out.stderr

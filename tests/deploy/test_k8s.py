@@ -52,7 +52,9 @@ def test_deployment():
     assert _env_from(api) == {("configMapRef", "appwrite-config"), ("secretRef", "appwrite-secrets")}
     assert api["ports"] == [{"name": "http", "containerPort": 8000}]
     for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
-        assert api[probe]["httpGet"] == {"path": "/v1/health/version", "port": "http"}
+        # The Host header must be one of ALLOWED_HOSTS: a probe's default Host (the pod IP) is refused.
+        assert api[probe]["httpGet"] == {"path": "/v1/health/version", "port": "http",
+                                         "httpHeaders": [{"name": "Host", "value": "api.example.com"}]}
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert dep["spec"]["selector"]["matchLabels"].items() <= dep["spec"]["template"]["metadata"]["labels"].items()
     grace = int(DOCS[("ConfigMap", "appwrite-config")]["data"]["SERVER_GRACEFUL_TIMEOUT"])

@@ -83,6 +83,7 @@ def prod_env(live_env, tmp_path_factory):
     Dockerfile does (``collectstatic`` into STATIC_ROOT)."""
     static = tmp_path_factory.mktemp("static")
     env = dict(live_env, APP_ENV="production", SECRET_KEY="s" * 64, ALLOWED_HOSTS="127.0.0.1,localhost",
+               PUBLIC_URL="http://127.0.0.1:8000",
                TRUSTED_PROXIES="127.0.0.1/32", STATIC_ROOT=str(static), SERVER_GRACEFUL_TIMEOUT=str(GRACE),
                BIND_HOST="127.0.0.1")
     out = subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput"], cwd=ROOT, env=env,

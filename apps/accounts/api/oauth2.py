@@ -89,8 +89,9 @@ def _hostname(url: str) -> str:
 
 
 def api_base(ctx) -> str:
-    """This API's public ``scheme://host[:port]`` (``OAUTH2_CALLBACK_BASE``, else the request's)."""
-    return settings.OAUTH2_CALLBACK_BASE or f"{ctx.scheme}://{ctx.host}"
+    """This API's public ``scheme://host[:port]`` for provider callbacks: ``OAUTH2_CALLBACK_BASE``,
+    else ``PUBLIC_URL`` (never the request's Host)."""
+    return settings.OAUTH2_CALLBACK_BASE or settings.PUBLIC_URL
 
 
 def _redirect(location: str) -> Response:

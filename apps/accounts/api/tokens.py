@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import secrets
 
+from django.conf import settings
+
 from apps.accounts import selectors, services
 from apps.accounts.links import redirect_check, url_with
 from apps.accounts.mails import code_mail, link_mail
@@ -63,7 +65,7 @@ async def magic_url_create(ctx):
     require_mail()
     user = await _user_for_email(ctx, user_id=p.userId, email=p.email)
     phrase = security_phrase() if p.phrase else ""
-    base = p.url or f"{ctx.scheme}://{ctx.host}/console/auth/magic-url"
+    base = p.url or f"{settings.PUBLIC_URL}/console/auth/magic-url"
     secret = secrets.token_hex(MAGIC_URL_SECRET_HEX // 2)
     async with ctx.db.transaction() as tx:
         token = await services.token_create(ctx, user=user, type=TokenType.MAGIC_URL, secret=secret,

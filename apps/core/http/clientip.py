@@ -1,4 +1,5 @@
-"""The client's IP: the socket peer, or X-Forwarded-For when the peer is a trusted proxy."""
+"""The client's IP and scheme: the socket's, or X-Forwarded-For / X-Forwarded-Proto when the peer
+is a trusted proxy (``TRUSTED_PROXIES``)."""
 
 from __future__ import annotations
 
@@ -35,3 +36,19 @@ def _in(addr: str, nets: tuple) -> bool:
     except ValueError:
         return False
     return any(ip in net for net in nets)
+
+
+def is_trusted_proxy(peer: str) -> bool:
+    """True when ``peer`` (an IP address) is in ``TRUSTED_PROXIES``."""
+    nets = _trusted()
+    return bool(nets) and _in(peer, nets)
+
+
+def client_scheme(peer: str, scheme: str, forwarded_proto: str | None) -> str:
+    """``"https"`` or ``"http"`` as the client used it: the connection's ``scheme``, unless
+    ``peer`` is a trusted proxy that says ``X-Forwarded-Proto: https|http`` (its first value,
+    the hop nearest the client). Anything else in the header is ignored."""
+    if not forwarded_proto or not is_trusted_proxy(peer):
+        return scheme
+    proto = forwarded_proto.split(",", 1)[0].strip().lower()
+    return proto if proto in ("http", "https") else scheme

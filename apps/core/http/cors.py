@@ -7,6 +7,7 @@ rate-limit headers are exposed. Any other Origin gets no grant.
 
 from __future__ import annotations
 
+from apps.core.http import hosts
 from apps.core.http.context import Response
 
 ALLOW_HEADERS = ", ".join([
@@ -36,8 +37,12 @@ def grant_headers(origin: str) -> list[tuple[str, str]]:
 
 
 def same_origin(ctx, origin: str) -> bool:
-    """True when ``origin`` is the API's own origin (scheme and host of the request)."""
-    return origin == f"{ctx.scheme}://{ctx.host}"
+    """True when ``origin`` is the API's own: ``PUBLIC_URL``, or the request's scheme and Host
+    when ``ALLOWED_HOSTS`` restricts Host (checked before this runs). With ``ALLOWED_HOSTS=*`` a
+    Host header proves nothing (a DNS-rebinding page sends its own), so only ``PUBLIC_URL`` counts."""
+    if origin == hosts.public_origin():
+        return True
+    return hosts.host_checked() and origin == f"{ctx.scheme}://{ctx.host}"
 
 
 async def preflight(ctx, origin: str, origin_checker) -> Response:

@@ -16,7 +16,7 @@ from django.http.request import RawPostDataException
 
 from apps.core.errors import AppwriteError
 from apps.core.http import leave_watch_sync, pipeline
-from apps.core.http.clientip import client_ip
+from apps.core.http.clientip import client_ip, client_scheme
 from apps.core.http.context import RequestContext, Response, UploadedPart
 from apps.core.http.params import body_error, parse_query
 from apps.core.runtime import ASYNC, SYNC, run_sync
@@ -63,6 +63,14 @@ class V1Middleware:
         return _to_django(response, ASYNC)
 
 
+def _connection_scheme(request) -> str:
+    """The scheme of the connection itself: the ASGI scope's, or WSGI's ``wsgi.url_scheme``."""
+    scope = getattr(request, "scope", None)
+    if scope is not None:
+        return scope.get("scheme") or "http"
+    return request.META.get("wsgi.url_scheme", "http")
+
+
 def _context(request, mode: str) -> tuple[RequestContext, Response | None]:
     """Build the context; returns an early error response for bodies that can't be read."""
     headers = {k.lower(): v for k, v in request.headers.items()}
@@ -74,7 +82,8 @@ def _context(request, mode: str) -> tuple[RequestContext, Response | None]:
         query=[],
         headers=headers,
         peer_ip=peer,
-        scheme=request.scheme,
+        # Not request.scheme: Django's SECURE_PROXY_SSL_HEADER believes any peer.
+        scheme=client_scheme(peer, _connection_scheme(request), headers.get("x-forwarded-proto")),
     )
     ctx.client_ip = client_ip(peer, headers.get("x-forwarded-for"))
     try:

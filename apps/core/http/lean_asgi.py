@@ -21,7 +21,7 @@ from django.utils.http import http_date
 
 from apps.core.errors import AppwriteError
 from apps.core.http import limits, pipeline
-from apps.core.http.clientip import client_ip
+from apps.core.http.clientip import client_ip, client_scheme
 from apps.core.http.context import RequestContext, Response, ShortBody, UploadedPart
 from apps.core.http.leave_watch import leave_watch
 from apps.core.http.params import body_error, parse_query
@@ -305,7 +305,8 @@ async def serve_v1(scope, receive, send, max_body: int, admit: bool) -> None:
     peer = (scope.get("client") or ("", 0))[0] or ""
     path = scope["path"][3:] or "/"
     ctx = RequestContext(mode=ASYNC, method=scope["method"], path=path, query=[], headers=headers,
-                         peer_ip=peer, scheme=scope.get("scheme", "http"))
+                         peer_ip=peer, scheme=client_scheme(peer, scope.get("scheme", "http"),
+                                                            headers.get("x-forwarded-proto")))
     ctx.client_ip = client_ip(peer, headers.get("x-forwarded-for"))
     counted = False
     try:

@@ -20,7 +20,7 @@ from apps.core import formats
 from apps.core.db import get_database
 from apps.core.db.faults import DatabaseUnavailable
 from apps.core.errors import AppwriteError
-from apps.core.http import cors
+from apps.core.http import cors, hosts
 from apps.core.http.context import RequestContext, Response
 from apps.core.http.params import collect, validate
 from apps.core.kv import get_kv
@@ -32,6 +32,25 @@ _ERROR_HEADERS = [
     ("Expires", "0"),
     ("Pragma", "no-cache"),
 ]
+
+
+# On every /v1 answer: no MIME sniffing (a JSON or text body is never run as script or style), and
+# no Referer sent onwards from an answer (OAuth2 redirects carry codes and secrets in their URLs).
+SECURITY_HEADERS = [("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer")]
+# On answers a browser would render as a document that can run script (HTML, SVG, XML): nothing
+# may load or run, the document is sandboxed, and no page may frame it.
+DOCUMENT_CSP = ("Content-Security-Policy",
+                "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; sandbox")
+_DOCUMENT_TYPES = ("text/html", "image/svg", "application/xhtml", "text/xml", "application/xml", "text/xsl")
+
+
+def security_headers(response: Response) -> None:
+    """Add :data:`SECURITY_HEADERS`, and :data:`DOCUMENT_CSP` when the answer's content type is
+    one a browser renders as a scriptable document."""
+    response.headers.extend(SECURITY_HEADERS)
+    kind = response.content_type
+    if kind and kind.startswith(_DOCUMENT_TYPES):
+        response.headers.append(DOCUMENT_CSP)
 
 
 def error_response(err: AppwriteError) -> Response:
@@ -73,6 +92,7 @@ async def handle(ctx: RequestContext) -> Response:
     ctx.kv = get_kv(ctx.mode)
     origin = ctx.headers.get("origin", "")
     try:
+        hosts.host_check(ctx.host)
         if ctx.method == "OPTIONS":
             response = await cors.preflight(ctx, origin, _strategy("V1_ORIGIN_CHECKER"))
         else:
@@ -97,6 +117,7 @@ async def handle(ctx: RequestContext) -> Response:
     formats.finish(ctx, response)  # older SDKs get older model shapes (X-Appwrite-Response-Format)
     response.headers.extend(ctx.response_headers)
     response.headers.append(("X-Request-Id", ctx.request_id))
+    security_headers(response)
     if origin and ctx.origin_allowed:
         response.headers.extend(cors.grant_headers(origin))
     return response

@@ -42,7 +42,7 @@ from django.conf import settings
 
 from apps.core.errors import AppwriteError
 from apps.core.http import pipeline
-from apps.core.http.clientip import client_ip
+from apps.core.http.clientip import client_ip, client_scheme
 from apps.core.http.context import RequestContext
 from apps.core.http.lean_asgi import InFlight, load_body
 from apps.core.http.limits import BODY_TIMEOUT, HEAD_TIMEOUT, head_limits, raw_error
@@ -223,7 +223,8 @@ class V1HttpProtocol(asyncio.Protocol):
             path = unquote(path)
         headers = request.headers
         ctx = RequestContext(mode=ASYNC, method=request.method, path=path[3:] or "/", query=[], headers=headers,
-                             peer_ip=self.peer, scheme=self.scheme)
+                             peer_ip=self.peer,
+                             scheme=client_scheme(self.peer, self.scheme, headers.get("x-forwarded-proto")))
         ctx.client_ip = client_ip(self.peer, headers.get("x-forwarded-for"))
         head = request.method == "HEAD"
         max_in_flight = settings.API_MAX_IN_FLIGHT

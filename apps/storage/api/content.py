@@ -68,8 +68,7 @@ async def file_preview(ctx):
         raise AppwriteError("storage_invalid_file_size", "The file is too large for a preview.")
     options = hashlib.md5(repr(sorted(p.model_dump().items())).encode(), usedforsecurity=False).hexdigest()[:12]
     etag = f'"{file["signature"]}-{options}"'
-    headers = [("ETag", etag), ("Cache-Control", "private, max-age=0, must-revalidate"),
-               ("X-Content-Type-Options", "nosniff")]
+    headers = [("ETag", etag), ("Cache-Control", "private, max-age=0, must-revalidate")]
     if etag_matches(ctx.headers.get("if-none-match", ""), etag):
         return Response(status=304, content_type=None, headers=headers)
     data = await run_blocking(ctx.mode, backends.read_head, file["key"], int(file["size_actual"]))

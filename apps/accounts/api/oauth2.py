@@ -31,13 +31,16 @@ from apps.accounts.api.cookies import set_session_cookies
 from apps.accounts.api.inputs import Strict
 from apps.accounts.links import redirect_allowed, url_with
 from apps.accounts.models import TokenType
-from apps.accounts.oauth2 import client, flow, handoff
+from apps.accounts.oauth2 import client, flow, handoff, takeover
 from apps.accounts.oauth2.config import provider_config_get
 from apps.accounts.oauth2.providers import APPWRITE_PROVIDERS, SPECS
 from apps.accounts.oauth2.state import binding_cookie_name, new_state_key, state_consume, state_create
+from apps.accounts.selectors import user_tag
 from apps.accounts.tokens import encode_session_token
+from apps.core import cache
 from apps.core.db import as_dt
 from apps.core.errors import CATALOGUE, AppwriteError, invalid_argument
+from apps.core.events import WriteEvent, announce
 from apps.core.http.context import Cookie, Response
 from apps.projects.selectors import session_duration
 from apps.projects.services import hash_secret
@@ -218,26 +221,40 @@ async def _finish(ctx, p: OAuth2Return, state: dict) -> Response:
                                           nonce=state["nonce"], redirect_uri=state["redirect_uri"],
                                           form={"user": p.user}, iss=p.iss)
     db = ctx.db
+    session = None
     async with db.transaction() as tx:
         ctx.db = tx
         try:
-            user = await flow.sign_in_user(ctx, provider=p.provider, profile=profile, token=token, linking_user=linking)
+            user, taken_over = await flow.sign_in_user(ctx, provider=p.provider, profile=profile, token=token,
+                                                       linking_user=linking)
             if state["token"]:
                 secret = secrets.token_hex(32)
                 await services.token_create(ctx, user=user, type=TokenType.OAUTH2, secret=secret,
                                             lifetime=session_duration(ctx.project))
-                return _redirect(url_with(state["success"], {"userId": user["uid"],
-                                                                "secret": handoff.wrap(secret, p.provider)}))
-            if linking is not None:  # Appwrite replaces the session that asked for the link
-                await services.session_delete(ctx, user_id=linking["id"], session_uid=ctx.auth.session["uid"])
-            expires_in = token.get("expires_in")
-            session, secret = await services.session_create(
-                ctx, user=user, provider=p.provider, factors=["email", "oauth2"], provider_uid=profile.uid,
-                provider_tokens=(str(token.get("access_token") or ""), str(token.get("refresh_token") or ""),
-                                 int(expires_in) if str(expires_in).isdigit() else None))
+            else:
+                if linking is not None:  # Appwrite replaces the session that asked for the link
+                    await services.session_delete(ctx, user_id=linking["id"], session_uid=ctx.auth.session["uid"])
+                expires_in = token.get("expires_in")
+                session, secret = await services.session_create(
+                    ctx, user=user, provider=p.provider, factors=["email", "oauth2"], provider_uid=profile.uid,
+                    provider_tokens=(str(token.get("access_token") or ""), str(token.get("refresh_token") or ""),
+                                     int(expires_in) if str(expires_in).isdigit() else None))
         finally:
             ctx.db = db
+    if taken_over:
+        await _announce_takeover(ctx, user)
+    if session is None:
+        return _redirect(url_with(state["success"], {"userId": user["uid"], "secret": handoff.wrap(secret, p.provider)}))
     response = _redirect(state["success"])
     set_session_cookies(ctx, response, encode_session_token(user["uid"], secret),
                         int(as_dt(session["expire"]).timestamp()))
     return response
+
+
+async def _announce_takeover(ctx, user: dict) -> None:
+    """After the takeover committed: drop every cached session of the user (a request between
+    the takeover and its commit may have cached one again) and log it (audit event
+    ``user.takeover``, ``apps.accounts.oauth2.takeover``)."""
+    await cache.invalidate(ctx, user_tag(user["id"]))
+    await announce(ctx, WriteEvent(ctx.project_id, "user", "takeover", {"userId": user["uid"]}, {},
+                                   extra={"audit": takeover.AUDIT_EVENT}))

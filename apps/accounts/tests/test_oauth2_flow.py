@@ -147,18 +147,6 @@ def test_verified_email_joins_existing_account(oauth: OAuthSetup, sql):
     assert sql("SELECT count(*) FROM accounts_user WHERE project_id = %s", (oauth.project.pk,))[0][0] == 1
 
 
-def test_unverified_email_does_not_join_existing_account(oauth: OAuthSetup, sql):
-    login = unique_login("unverified")
-    oauth.api.signup(email=f"{login}@example.com")
-    _, r = oauth.sign_in(login)
-    assert r.status_code == 301
-    location = urlsplit(r.headers["Location"])
-    assert f"{location.scheme}://{location.netloc}{location.path}" == FAILURE
-    error = json.loads(parse_qs(location.query)["error"][0])
-    assert error["type"] == "general_bad_request" and error["code"] == 400
-    assert sql("SELECT count(*) FROM accounts_identity WHERE project_id = %s", (oauth.project.pk,))[0][0] == 0
-
-
 def test_new_user_with_unverified_email_is_unverified(oauth: OAuthSetup):
     login = unique_login("unverified")
     _, r = oauth.sign_in(login)

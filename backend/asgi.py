@@ -1,7 +1,7 @@
 """ASGI entry point: ``backend.asgi:application``.
 
 http -> Django's ASGI handler (the /v1 adapter middleware serves the API);
-websocket -> channels (realtime); lifespan -> pool shutdown.
+websocket -> the realtime app (apps.realtime.consumer); lifespan -> pool shutdown.
 """
 
 import os

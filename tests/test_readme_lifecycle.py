@@ -1,22 +1,15 @@
-"""The README's "Account lifecycle" examples, run as written (in order, one namespace) against a
-live server, the worker process and a real SMTP server; ``link_from_mail``/``code_from_mail`` read
-the mailbox, as the README says a user's mail client would."""
+"""The Account lifecycle page's examples (docs/account-lifecycle.md), run as written (in order,
+one namespace) against a live server, the worker process and a real SMTP server;
+``link_from_mail``/``code_from_mail`` read the mailbox, as the page says a user's mail client
+would."""
 
 from __future__ import annotations
 
-import re
-
 from appwrite.client import Client
 
-from conftest import ROOT, Api, make_project
+from conftest import Api, make_project
+from tests import docs
 from tests.mail import code_in, link_in
-
-README = (ROOT / "README.md").read_text()
-
-
-def _blocks() -> list[str]:
-    section = README.split("## Account lifecycle", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
 def test_lifecycle_examples_run(asgi_server, mail_worker, smtp_server, django_db_setup, django_db_blocker, capsys):
@@ -36,9 +29,9 @@ def test_lifecycle_examples_run(asgi_server, mail_worker, smtp_server, django_db
         "link_from_mail": lambda email: link_in(next_mail(email)),
         "code_from_mail": lambda email: code_in(next_mail(email)),
     }
-    blocks = _blocks()
+    blocks = docs.lifecycle_blocks()
     assert len(blocks) == 5
     for block in blocks:
-        exec(block.replace('"demo"', repr(project.id)), namespace)  # noqa: S102 (the README's own code)
+        exec(block.replace('"demo"', repr(project.id)), namespace)  # noqa: S102 (the page's own code)
     printed = capsys.readouterr().out.split()
     assert printed[0] == "True" and "['email']" in " ".join(printed) and printed[-1] == "ada@example.com"

@@ -1,7 +1,8 @@
 """The Users service routes (server side, API keys): one declaration per endpoint.
 
 Not here: ``GET /users/{userId}/memberships`` (the teams app), ``GET /users/{userId}/logs`` (the
-audit app); identities, MFA and messaging targets (see the README's Known gaps).
+audit app); identities and MFA (``urls.py``). Messaging targets are not implemented
+(docs/users-and-teams.md).
 """
 
 from apps.accounts.api import users as u

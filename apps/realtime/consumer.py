@@ -15,8 +15,9 @@ One :class:`Connection` per socket, a member of its project in the process's
   and subscriptions (``delivery.py``) and sends the frames.
 
 On exit the connection leaves the hub, also on ``CancelledError``. All I/O is async-native
-(psycopg async pool, the pipelined Redis client, redis-py's asyncio client for the stream):
-nothing runs on asgiref's single shared thread, where one slow call would stall every socket.
+(apps.core.db's async drivers, the pipelined Redis client, redis-py's asyncio client for the
+stream): nothing runs on asgiref's single shared thread, where one slow call would stall every
+socket.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Every variable is read, cast and validated here; other modules read ``django.conf.settings``.
 With neither ``DATABASE_URL`` nor ``REDIS_URL`` set the server runs on the embedded default
-(SQLite, in-process cache and channel layer). ``APP_ENV=production`` turns on the strict checks:
+(SQLite and the in-process cache). ``APP_ENV=production`` turns on the strict checks:
 ``SECRET_KEY`` and ``ALLOWED_HOSTS`` are required and ``DEBUG`` must be off.
 
 This module holds Django's own settings; one module per sub-domain holds the rest:

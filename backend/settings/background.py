@@ -7,7 +7,7 @@ from django.core.exceptions import ImproperlyConfigured
 from backend.settings.base import PRODUCTION, _env, _env_bool, _env_float, _env_int
 from backend.settings.data import DATABASE_URL
 
-# --- Mail (apps.core.mail; README "Mail and the worker") -----------------------------------------
+# --- Mail (apps.core.mail; docs/mail-and-worker.md) -----------------------------------------------
 # Appwrite's _APP_SMTP_* settings. With no SMTP_HOST a development server writes every mail to the
 # log (logger "apps.mail") and a production server answers the routes that send mail with 503
 # general_smtp_disabled.
@@ -41,7 +41,7 @@ else:
     MAILERS = {"default": {"BACKEND": "apps.core.mail.LogBackend"}}
 DEFAULT_FROM_EMAIL = MAIL_SENDER_EMAIL
 
-# --- Tasks (django.tasks on the django-tasks-db backend; README "Mail and the worker") --------------
+# --- Tasks (django.tasks on the django-tasks-db backend; docs/mail-and-worker.md) -----------------
 # The queue is a table in the project's database: a task is enqueued in the same transaction as
 # the write that needs it, survives restarts of every process, and works on the embedded SQLite.
 TASK_QUEUES = ("default", "mails", "deletes")

@@ -6,7 +6,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from backend.settings.base import _env, _env_bool, _env_float, _env_int, _env_list
 
-# --- Abuse checks (apps.abuse; README "Rate limits") ------------------------------------------
+# --- Abuse checks (apps.abuse; docs/rate-limits.md) -----------------------------------------------
 # Appwrite's _APP_OPTIONS_ABUSE: false/disabled = no counting, no blocking, no X-RateLimit-* headers.
 ABUSE_ENABLED = _env_bool("ABUSE_ENABLED", True)
 # Multiplies every default limit of apps/abuse/rules.py (rounded up, at least 1); explicit
@@ -56,7 +56,7 @@ ABUSE_LOG_INTERVAL = _env_float("ABUSE_LOG_INTERVAL", 60.0)
 
 # --- Passwords --------------------------------------------------------------------------------
 # argon2id with Appwrite's own parameters (appwrite src/Appwrite/Auth/Hash/Argon2.php:
-# time cost 4, memory 2 MiB, 3 lanes). Measured cost per check: see README "Password hashing".
+# time cost 4, memory 2 MiB, 3 lanes). Measured cost per check: see docs/password-hashing.md.
 ARGON2_TIME_COST = _env_int("ARGON2_TIME_COST", 4, minimum=1)
 ARGON2_MEMORY_COST_KIB = _env_int("ARGON2_MEMORY_COST_KIB", 2048, minimum=8)
 ARGON2_PARALLELISM = _env_int("ARGON2_PARALLELISM", 3, minimum=1)
@@ -77,7 +77,7 @@ PASSWORD_HASHERS = [
 SESSION_DURATION = _env_int("SESSION_DURATION", 31536000, minimum=60)  # seconds (Appwrite default)
 JWT_DEFAULT_DURATION = 900  # seconds
 
-# --- OAuth2 / OpenID Connect sign-in (apps.accounts.oauth2; README "Sign in with OAuth2") -----
+# --- OAuth2 / OpenID Connect sign-in (apps.accounts.oauth2; docs/oauth2.md) -----------------------
 # Keys that encrypt provider client secrets and provider tokens at rest (Fernet keys, comma
 # separated, newest first: the first encrypts, all of them decrypt, so a key can be rotated with
 # `manage.py oauthprovider --rotate-keys`). Unset: one key derived from SECRET_KEY.
@@ -92,9 +92,9 @@ for _key in OAUTH2_SECRET_KEYS:
             "OAUTH2_SECRET_KEYS must hold Fernet keys (32 url-safe base64 bytes each), e.g. from "
             "`python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'`."
         ) from None
-# The scheme://host[:port] browsers reach this API at, for the callback URL registered with
-# providers (<base>/v1/account/sessions/oauth2/callback/<provider>/<projectId>). Unset: the
-# request's own scheme and Host (set it behind a TLS-terminating proxy).
+# The scheme://host[:port] providers send users back to (the callback URL registered with them:
+# <base>/v1/account/sessions/oauth2/callback/<provider>/<projectId>), when it is not PUBLIC_URL.
+# Unset: PUBLIC_URL. Never the request's Host.
 OAUTH2_CALLBACK_BASE = _env("OAUTH2_CALLBACK_BASE").rstrip("/")
 if OAUTH2_CALLBACK_BASE:
     from urllib.parse import urlsplit as _urlsplit

@@ -33,9 +33,9 @@ if V1_ADAPTER not in {"django", "lean"}:
     raise ImproperlyConfigured(f"V1_ADAPTER must be 'django' or 'lean', got {V1_ADAPTER!r}")
 # Request bodies and uploaded file parts above this many bytes are spooled to disk rather than
 # held in memory (Django's ASGI body spool and multipart upload handlers), so eight concurrent
-# 5 MiB upload chunks cost disk, not RSS (README "Storage", memory test).
+# 5 MiB upload chunks cost disk, not RSS (docs/storage.md, memory test).
 FILE_UPLOAD_MAX_MEMORY_SIZE = _env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 1024 * 1024, minimum=1024)
-# Request heads (apps.core.http.limits; README "Request limits and timeouts"). Both builds refuse,
+# Request heads (apps.core.http.limits; docs/reliability.md). Both builds refuse,
 # with a JSON error, a request line over MAX_REQUEST_LINE bytes (414), more than
 # MAX_HEADER_COUNT header fields or more than MAX_HEADER_BYTES bytes of header names and values
 # (431). The request line defaults to 32 KiB because SDK list calls carry their queries in the
@@ -77,7 +77,7 @@ REALTIME_STREAM_MAXLEN = _env_int("REALTIME_STREAM_MAXLEN", 10000, minimum=100)
 REALTIME_REPLAY_SECONDS = _env_float("REALTIME_REPLAY_SECONDS", 30.0, positive=True)
 # --- Serving (backend.serve) -------------------------------------------------------------------
 # The launcher ``python -m backend.serve`` execs the server named here for the ASGI build, or
-# gunicorn for the WSGI baseline (``python -m backend.serve wsgi``). See README "Deployment".
+# gunicorn for the WSGI baseline (``python -m backend.serve wsgi``). See docs/deployment.md.
 ASGI_SERVERS = ("uvicorn", "daphne", "granian")
 ASGI_SERVER = _env("ASGI_SERVER", "uvicorn").lower()
 if ASGI_SERVER not in ASGI_SERVERS:

@@ -8,7 +8,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from backend.settings.base import BASE_DIR, _env, _env_float, _env_int
 
-# --- Storage (apps.storage; README "Storage") ---------------------------------------------------
+# --- Storage (apps.storage; docs/storage.md) ------------------------------------------------------
 # Where file bytes live: "local" (a directory, STORAGE_ROOT) or "s3" (any S3-compatible service
 # through django-storages). Keys are server-generated; client file names are only metadata.
 STORAGE_BACKEND = _env("STORAGE_BACKEND", "local").lower()

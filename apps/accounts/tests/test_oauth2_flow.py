@@ -258,14 +258,11 @@ def test_embedded_default_sqlite(oidc_provider, live_env, tmp_path, django_db_bl
 
 
 def test_readme_python_example(api, oidc_provider, django_db_blocker):
-    """The README's server-side example, run as written around the user's visit to the provider."""
-    import re
+    """The OAuth2 page's server-side example (docs/oauth2.md), run as written around the user's
+    visit to the provider."""
+    from tests import docs
 
-    from conftest import ROOT
-
-    readme = (ROOT / "README.md").read_text().split("## Sign in with OAuth2", 1)[1]
-    code = re.search(r"```python\n(.*?)```", readme, re.S).group(1).replace("http://127.0.0.1:8000/v1",
-                                                                             api.server.endpoint)
+    code = docs.oauth2_ssr_example().replace("http://127.0.0.1:8000/v1", api.server.endpoint)
     before, after = code.split("# ... redirect the user's browser", 1)
     project = make_project(django_db_blocker, origins=("http://localhost:5173",))
     configure_oidc(django_db_blocker, project, api.server, oidc_provider)

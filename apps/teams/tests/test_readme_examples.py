@@ -1,23 +1,16 @@
-"""The README's "Users and teams" SDK examples, run as written against a live server."""
+"""The Users and teams page's SDK examples (docs/users-and-teams.md), run as written against a
+live server."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 
-from conftest import ROOT
-
-README = (ROOT / "README.md").read_text()
-
-
-def _examples() -> list[str]:
-    section = README.split("## Users and teams", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```python\n(.*?)```", section, re.S)
+from tests import docs
 
 
 def test_users_and_teams_examples_run_as_written(api, live_env):
-    users_example, teams_example = _examples()
+    users_example, teams_example = docs.users_and_teams_examples()
     outputs = []
     for code in (users_example, teams_example):
         code = code.replace('"http://127.0.0.1:8000/v1"', repr(api.server.endpoint)).replace(

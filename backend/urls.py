@@ -9,6 +9,7 @@ path is a JSON 404 (``handler404``).
 from django.conf import settings
 from django.contrib import admin
 from django.urls import path, re_path
+from django.utils.module_loading import import_string
 from django.views.generic import RedirectView
 
 from apps.accounts.urls import endpoints as account_endpoints
@@ -25,11 +26,10 @@ from apps.storage.urls import endpoints as storage_endpoints
 from apps.teams.urls import endpoints as team_endpoints
 
 
-def _bench_endpoints():
-    """Benchmark-only routes (``BENCH_APP=1``, set by loadtests/run.py); never in the product."""
-    from loadtests.benchapp.urls import endpoints
-
-    return endpoints
+def _extra_endpoints():
+    """Endpoint lists named in ``V1_EXTRA_ENDPOINTS`` (dotted paths): the load-test tooling's
+    benchmark routes with ``BENCH_APP=1``; empty in the product."""
+    return [endpoint for dotted in settings.V1_EXTRA_ENDPOINTS for endpoint in import_string(dotted)]
 
 
 v1_router = Router([
@@ -44,7 +44,7 @@ v1_router = Router([
     *health_endpoints,
     *locale_endpoints,
     *avatar_endpoints,
-    *(_bench_endpoints() if settings.BENCH_APP else []),
+    *_extra_endpoints(),
 ])
 
 urlpatterns = [

@@ -28,11 +28,11 @@ class AbuseConfig(AppConfig):
 def check_endpoint_rules(app_configs=None, **kwargs):
     """Error ``abuse.E001`` for each /v1 endpoint whose ``abuse`` names no rule."""
     from apps.abuse.rules import DEFAULT_RULES
-    from backend.urls import v1_router
+    from apps.core.http.routes import v1_router
 
     return [
         checks.Error(f"endpoint {ep.name} ({ep.method} {ep.path}) names unknown abuse rule {ep.abuse!r}",
                      hint=f"known rules: {', '.join(sorted(DEFAULT_RULES))}", id="abuse.E001")
-        for ep in v1_router.endpoints
+        for ep in v1_router().endpoints
         if ep.abuse and ep.abuse not in DEFAULT_RULES
     ]

@@ -50,7 +50,6 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "channels",
     "apps.core",
     "apps.projects",
     "apps.accounts",
@@ -129,6 +128,9 @@ LOGGING = {
 }
 
 # --- /v1 pipeline strategies (apps.core.http.pipeline) ----------------------------------------
+# The /v1 route table (as Django's ROOT_URLCONF names the URLconf): core reaches it through this
+# setting and never imports the edge (backend/).
+V1_ROUTER = "backend.urls.v1_router"
 V1_PROJECT_RESOLVER = "apps.projects.selectors.project_resolve"
 V1_ORIGIN_CHECKER = "apps.projects.selectors.origin_allowed"
 V1_AUTHENTICATOR = "apps.accounts.authn.authenticate"
@@ -186,5 +188,8 @@ SECURE_CSP = {
 # BENCH_APP=1 (set by loadtests/run.py, never in a product deployment) installs the benchmark
 # endpoints /v1/bench/wait and /v1/bench/cpu (loadtests/benchapp).
 BENCH_APP = _env_bool("BENCH_APP", False)
+# Endpoint lists (dotted paths) added to the /v1 route table after the product's own.
+V1_EXTRA_ENDPOINTS: list[str] = []
 if BENCH_APP:
     INSTALLED_APPS.append("loadtests.benchapp")
+    V1_EXTRA_ENDPOINTS.append("loadtests.benchapp.urls.endpoints")

@@ -1,4 +1,4 @@
-"""Benchmark routes; ``backend/urls.py`` adds them to the /v1 router only when ``BENCH_APP=1``."""
+"""Benchmark routes; ``BENCH_APP=1`` names them in ``V1_EXTRA_ENDPOINTS``, which adds them to the /v1 router."""
 
 from apps.core.http.endpoint import Endpoint
 from loadtests.benchapp import api

@@ -23,6 +23,7 @@ from apps.core.errors import AppwriteError
 from apps.core.http import cors, hosts
 from apps.core.http.context import RequestContext, Response
 from apps.core.http.params import collect, validate
+from apps.core.http.routes import v1_router
 from apps.core.kv import get_kv
 
 log = logging.getLogger("apps.core.http")
@@ -66,9 +67,7 @@ def error_response(err: AppwriteError) -> Response:
 
 @cache
 def _router():
-    from backend.urls import v1_router
-
-    return v1_router
+    return v1_router()
 
 
 @cache

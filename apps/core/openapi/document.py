@@ -126,17 +126,17 @@ def operation(ep, path: str, schemas: dict, operation_id: str) -> dict:
 
 @cache
 def document() -> dict:
-    """The whole document; built once per process from ``backend.urls.v1_router``.
+    """The whole document; built once per process from the /v1 route table (``V1_ROUTER``).
 
     An alias path (a second URL of one endpoint) gets its own operation with the id
     ``<name>.alias<n>`` (operation ids are unique in a document). Raises ``ValueError`` for an
     endpoint whose response model has no schema.
     """
-    from backend.urls import v1_router
+    from apps.core.http.routes import v1_router
 
     schemas = models.schemas()
     paths: dict[str, dict] = {}
-    for ep in v1_router.endpoints:
+    for ep in v1_router().endpoints:
         for n, path in enumerate((ep.path, *ep.aliases)):
             op_id = ep.name if n == 0 else f"{ep.name}.alias{n}"
             paths.setdefault("/v1" + path, {})[ep.method.lower()] = operation(ep, path, schemas, op_id)

@@ -171,7 +171,8 @@ def test_a_read_whose_connection_is_killed_is_run_again(kind, live_env, project)
                 assert time.monotonic() < deadline, "the request never reached PostgreSQL"
                 killed = killer.execute(
                     "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                    "AND pid <> pg_backend_pid() AND query LIKE %s", ("%databases_row%",)).fetchone()[0]
+                    "AND pid <> pg_backend_pid() AND datname = current_database() AND query LIKE %s",
+                    ("%databases_row%",)).fetchone()[0]
                 time.sleep(0.05)
             time.sleep(0.3)  # the GET's second run is now waiting on the lock again
             lock.execute("ROLLBACK")

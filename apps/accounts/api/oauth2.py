@@ -26,7 +26,7 @@ import orjson
 from django.conf import settings
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
 
-from apps.accounts import services
+from apps.accounts import services, token_services
 from apps.accounts.api.cookies import set_session_cookies
 from apps.accounts.api.inputs import Strict
 from apps.accounts.links import redirect_allowed, url_with
@@ -223,7 +223,7 @@ async def _finish(ctx, p: OAuth2Return, state: dict) -> Response:
             user = await flow.sign_in_user(ctx, provider=p.provider, profile=profile, token=token, linking_user=linking)
             if state["token"]:
                 secret = secrets.token_hex(32)
-                await services.token_create(ctx, user=user, type=TokenType.OAUTH2, secret=secret,
+                await token_services.token_create(ctx, user=user, type=TokenType.OAUTH2, secret=secret,
                                             lifetime=session_duration(ctx.project))
                 return _redirect(url_with(state["success"], {"userId": user["uid"],
                                                                 "secret": handoff.wrap(secret, p.provider)}))

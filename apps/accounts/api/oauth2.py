@@ -224,7 +224,7 @@ async def _finish(ctx, p: OAuth2Return, state: dict) -> Response:
             if state["token"]:
                 secret = secrets.token_hex(32)
                 await token_services.token_create(ctx, user=user, type=TokenType.OAUTH2, secret=secret,
-                                            lifetime=session_duration(ctx.project))
+                                                  lifetime=session_duration(ctx.project))
                 return _redirect(url_with(state["success"], {"userId": user["uid"],
                                                                 "secret": handoff.wrap(secret, p.provider)}))
             if linking is not None:  # Appwrite replaces the session that asked for the link

@@ -18,7 +18,9 @@ account.session.update      10 / 3600 s  url, ip                               o
 account.sessions.delete     100 / 3600 s url, ip                               open
 account.jwt                 120 / 60 s   url, userId                           open
 account.password            10 / 3600 s  url, ip                               closed
-account.session.token       10 / 3600 s  ip, param.userId (cleared by a 201)   closed
+account.email               10 / 3600 s  url, userId                           closed
+account.session.token       10 / 3600 s  ip, param.userId; param.userId        closed
+                                         (cleared by a 201)
 account.oauth2              50 / 3600 s  url, ip                               open
 account.verification        10 / 3600 s  url, userId                           open
 account.verification.update 10 / 3600 s  url, param.userId                     closed
@@ -45,6 +47,11 @@ tokens.create               60 / 60 s    ip, method, url, userId               o
 tokens.update               60 / 60 s    ip, method, url, userId               open
 teams.membership.create     10 / 3600 s  url, ip                               open
 =========================== ============ ===================================== ======
+
+Beyond Appwrite's table: ``account.email`` (Appwrite's route checks the password with no limit)
+and the second counter of ``account.session.token``, one budget per user whatever the IP, so
+guessing a 6-digit code from many addresses gets no more tries than from one. See
+docs/security-accounts.md.
 
 Key parts: ``url`` = ``/v1`` + the endpoint's route pattern (``/v1/account/sessions/{sessionId}``,
 so one budget covers every id; Appwrite also prepends the Host header, which a client controls,
@@ -112,8 +119,13 @@ def _table() -> list[Rule]:
         Rule("account.jwt", 120, _MINUTE, ((URL, USER_ID),), ("POST /v1/account/jwts",)),
         # Checks the old password: a guessing oracle for whoever holds a stolen session.
         Rule("account.password", 10, _HOUR, ((URL, IP),), ("PATCH /v1/account/password",), fail_closed=True),
-        # Guessing a token or a 6-digit code for one user; a good exchange clears it.
-        Rule("account.session.token", 10, _HOUR, ((IP, PARAM_USER_ID),),
+        # Checks the password before a new address is set: the same oracle as account.password,
+        # counted per signed-in user (this server's rule; Appwrite has none here).
+        Rule("account.email", 10, _HOUR, ((URL, USER_ID),), ("PATCH /v1/account/email",), fail_closed=True),
+        # Guessing a token or a 6-digit code for one user: per IP (Appwrite's key) and per user
+        # across every IP and route (ours: a botnet gets no more guesses than one address); a good
+        # exchange clears both.
+        Rule("account.session.token", 10, _HOUR, ((IP, PARAM_USER_ID), (PARAM_USER_ID,)),
              ("POST /v1/account/sessions/token", "PUT /v1/account/sessions/magic-url",
               "PUT /v1/account/sessions/phone"), reset_on=frozenset({201}), fail_closed=True),
         # Mailing links and codes: each mail costs the project, and floods a mailbox.

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import secrets
 import time
 
@@ -31,15 +32,25 @@ def totp_uri(secret: str, *, account: str, issuer: str) -> str:
     return pyotp.TOTP(secret).provisioning_uri(name=account or "user", issuer_name=issuer)
 
 
-def totp_check(secret: str, code: str) -> bool:
-    """True when ``code`` is the authenticator's code for now or for the previous 30 s step.
-    Appwrite accepts only the current step; one step back (RFC 6238 §5.2's allowance for
-    transmission delay) spares users whose code turned over while they typed it."""
+def totp_step(secret: str, code: str) -> int | None:
+    """The 30 s time step (unix seconds // 30) whose authenticator code is ``code``, now's or the
+    previous one; ``None`` when it is neither. Appwrite accepts only the current step; one step
+    back (RFC 6238 §5.2's allowance for transmission delay) spares users whose code turned over
+    while they typed it. Callers that must not accept a code twice record the step (RFC 6238
+    §5.2: a verifier must not accept the same OTP again), see ``services.totp_step_use``."""
     if not secret or len(code) != 6 or not code.isdigit():
-        return False
+        return None
     totp = pyotp.TOTP(secret)
-    now = time.time()
-    return any(secrets.compare_digest(totp.at(now - 30 * back), code) for back in (0, 1))
+    current = totp.timecode(dt.datetime.fromtimestamp(time.time(), dt.UTC))
+    for step in (current, current - 1):
+        if secrets.compare_digest(totp.generate_otp(step), code):
+            return step
+    return None
+
+
+def totp_check(secret: str, code: str) -> bool:
+    """True when ``code`` is the authenticator's code for now or for the previous 30 s step."""
+    return totp_step(secret, code) is not None
 
 
 def recovery_codes_new() -> list[str]:

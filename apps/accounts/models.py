@@ -34,6 +34,9 @@ class User(models.Model):
     mfa_totp_secret = models.CharField(max_length=64, blank=True, default="", db_default="")
     mfa_totp_verified = models.BooleanField(default=False, db_default=False)
     mfa_recovery_codes = models.JSONField(default=list, db_default=[], blank=True)
+    # The newest TOTP time step (unix time // 30) that completed a challenge: a code of that step
+    # or an older one is refused, so one code cannot complete challenges on two sessions.
+    mfa_totp_step = models.BigIntegerField("last TOTP step used", default=0, db_default=0)
     accessed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
@@ -100,6 +103,9 @@ class Token(models.Model):
     type = models.PositiveSmallIntegerField()
     secret_hash = models.CharField(max_length=64)
     phrase = models.CharField(max_length=64, blank=True, default="")
+    # The address a mailed token was sent to ("" for tokens that are not mailed). Such a token
+    # is valid only while that address is still the user's email.
+    email = models.CharField(max_length=320, blank=True, default="", db_default="")
     ip = models.CharField(max_length=64, blank=True, default="")
     user_agent = models.CharField(max_length=512, blank=True, default="")
     expire = models.DateTimeField()

@@ -9,7 +9,7 @@ from django.contrib.auth.hashers import get_hasher
 from apps.accounts import selectors
 from apps.accounts.tokens import new_secret
 from apps.core import cache
-from apps.core.db import UniqueViolation, as_dt, as_json, now
+from apps.core.db import UniqueViolation, as_json, now
 from apps.core.errors import AppwriteError
 from apps.core.ids import unique_id
 from apps.core.runtime import run_blocking
@@ -250,6 +250,10 @@ async def user_update(ctx, *, user_id: int, **fields) -> dict:
     ``user_not_found`` when the user was deleted meanwhile. Every cached session of the user is
     dropped (roles follow labels and verification at once).
 
+    A new ``password`` or ``email`` (any route: account, recovery, Users API) ends the user's
+    outstanding links, see
+    :func:`apps.accounts.token_services.tokens_revoke_after_update`.
+
     Raises 409 ``user_email_already_exists`` (also for an email another user's OAuth2 identity
     reports) / ``user_phone_already_exists``.
     """
@@ -270,64 +274,15 @@ async def user_update(ctx, *, user_id: int, **fields) -> dict:
         changed = await ctx.db.execute(f"UPDATE accounts_user SET {', '.join(sets)} WHERE id = %s", (*values, user_id))
     except UniqueViolation as exc:
         raise unique_error(exc, email="user_email_already_exists", phone="user_phone_already_exists") from None
+    if changed and ("password" in fields or "email" in fields):
+        from apps.accounts.token_services import tokens_revoke_after_update
+
+        await tokens_revoke_after_update(ctx, user_id=user_id, email=fields.get("email"))
     await cache.invalidate(ctx, selectors.user_tag(user_id))
     row = await selectors.user_get(ctx, user_id=user_id) if changed else None
     if row is None:
         raise AppwriteError("user_not_found")
     return row
-
-
-async def token_create(ctx, *, user: dict, type: int, secret: str, lifetime: int, phrase: str = "",
-                       db=None) -> dict:
-    """Store a token of ``type`` (:class:`apps.accounts.models.TokenType`) for ``user``, valid for
-    ``lifetime`` seconds; only ``sha256(secret)`` is kept. ``db``: a transaction to write in
-    (default ``ctx.db``). Returns the token row (``uid``, ``expire``...). Older unused tokens stay
-    valid until they expire (Appwrite's behaviour)."""
-    created = now()
-    expire = created + dt.timedelta(seconds=lifetime)
-    return await (db or ctx.db).fetchone(
-        "INSERT INTO accounts_token (project_id, user_id, uid, type, secret_hash, phrase, ip, user_agent, expire, "
-        "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING *",
-        (ctx.project["id"], user["id"], unique_id(), type, hash_secret(secret), phrase, ctx.client_ip,
-         ctx.headers.get("user-agent", "")[:512], ctx.db.dt(expire), ctx.db.dt(created)),
-    )
-
-
-async def token_find(ctx, *, user: dict, secret: str, types: tuple[int, ...]) -> dict:
-    """The unexpired token of one of ``types`` of ``user`` whose secret is ``secret`` (not used
-    up yet: see :func:`token_claim`). Raises 401 ``user_invalid_token``."""
-    marks = ", ".join(["%s"] * len(types))
-    token = await ctx.db.fetchone(
-        f"SELECT * FROM accounts_token WHERE user_id = %s AND secret_hash = %s AND type IN ({marks}) "
-        "ORDER BY id DESC LIMIT 1",
-        (user["id"], hash_secret(secret), *types),
-    )
-    if token is None or as_dt(token["expire"]) <= now():
-        raise AppwriteError("user_invalid_token")
-    return token
-
-
-async def token_claim(ctx, *, token: dict) -> None:
-    """Use up ``token`` (delete it); raises 401 ``user_invalid_token`` when a concurrent request
-    used it a moment ago, so two requests racing with one secret cannot both succeed."""
-    claimed = await ctx.db.fetchone("DELETE FROM accounts_token WHERE id = %s RETURNING id", (token["id"],))
-    if claimed is None:
-        raise AppwriteError("user_invalid_token")
-
-
-async def token_consume(ctx, *, user_uid: str, secret: str, types: tuple[int, ...]) -> tuple[dict, dict]:
-    """Use up the token of one of ``types`` whose secret is ``secret``, of the user ``user_uid``;
-    returns ``(user row, token row)``. The token is deleted in the same statement that claims it.
-
-    Raises 401 ``user_invalid_token`` for an unknown user, a wrong, used or expired secret or a
-    token of another type (Appwrite answers all of these alike).
-    """
-    user = await selectors.user_get_by_uid(ctx, project_id=ctx.project["id"], user_uid=user_uid)
-    if user is None:
-        raise AppwriteError("user_invalid_token")
-    token = await token_find(ctx, user=user, secret=secret, types=types)
-    await token_claim(ctx, token=token)
-    return user, token
 
 
 # Appwrite's sign-in methods (route label ``auth.type``) -> (project setting, name in the refusal).
@@ -365,6 +320,17 @@ async def recovery_code_use(ctx, *, user_id: int, code: str) -> bool:
         (ctx.db.json(left), user_id, ctx.db.json(codes)),
     )
     await cache.invalidate(ctx, selectors.user_tag(user_id))
+    return changed == 1
+
+
+async def totp_step_use(ctx, *, user_id: int, step: int) -> bool:
+    """Record that a TOTP code of time ``step`` (see ``apps.accounts.mfa.totp_step``) completed a
+    challenge; False when that step or a later one was already used, so the code is refused
+    (one code cannot complete challenges on two sessions: RFC 6238 §5.2). One compare-and-set
+    statement, atomic on PostgreSQL and SQLite alike. This server's rule: Appwrite accepts a
+    code again within its 30 s."""
+    changed = await ctx.db.execute(
+        "UPDATE accounts_user SET mfa_totp_step = %s WHERE id = %s AND mfa_totp_step < %s", (step, user_id, step))
     return changed == 1
 
 

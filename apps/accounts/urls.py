@@ -39,7 +39,7 @@ endpoints = [
     Endpoint("PATCH", "/account/password", account.account_update_password, "account.updatePassword",
              scope="account", input=i.PasswordUpdate, abuse="account.password", response="user"),
     Endpoint("PATCH", "/account/email", account.account_update_email, "account.updateEmail",
-             scope="account", input=i.EmailUpdate, response="user"),
+             scope="account", input=i.EmailUpdate, abuse="account.email", response="user"),
     Endpoint("GET", "/account/prefs", account.account_get_prefs, "account.getPrefs", scope="account",
              input=i.Empty, response="preferences"),
     Endpoint("PATCH", "/account/prefs", account.account_update_prefs, "account.updatePrefs",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import secrets
 
-from apps.accounts import services
+from apps.accounts import services, token_services
 from apps.accounts.models import TokenType
 from apps.core.db import ForeignKeyViolation
 from apps.core.errors import AppwriteError
@@ -26,7 +26,7 @@ async def token_create_generic(ctx, *, user: dict, length: int, expire: int) -> 
     ``(token row, secret)``."""
     secret = token_secret(length)
     try:
-        row = await services.token_create(ctx, user=user, type=TokenType.GENERIC, secret=secret, lifetime=expire)
+        row = await token_services.token_create(ctx, user=user, type=TokenType.GENERIC, secret=secret, lifetime=expire)
     except ForeignKeyViolation:  # the user was deleted by a concurrent request
         raise AppwriteError("user_not_found") from None
     return row, secret

@@ -113,6 +113,12 @@ RULE_CALLS = {
                                  json={"password": "newpassword1", "oldPassword": "not-the-password"}),
         401,
     ),
+    "account.email": (
+        _session,
+        lambda api, st: api.call("PATCH", "/account/email", session=st["session"],
+                                 json={"email": _email(), "password": "not-the-password"}),
+        401,
+    ),
 }
 
 

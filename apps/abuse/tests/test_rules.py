@@ -28,7 +28,6 @@ APPWRITE_DEFAULTS = {
     "account.sessions.delete": (100, 3600, ("url", "ip")),
     "account.jwt": (120, 60, ("url", "userId")),
     "account.password": (10, 3600, ("url", "ip")),
-    "account.session.token": (10, 3600, ("ip", "param.userId")),
     "account.oauth2": (50, 3600, ("url", "ip")),
     **{f"{f}.{a}": (120, 60, ("ip", "method", "url", "userId"))
        for f in ("rows", "documents") for a in ("create", "update", "upsert")},
@@ -53,13 +52,19 @@ LIFECYCLE_DEFAULTS = {
     "account.token.phone": (10, 3600, (("url", "param.phone"), ("url", "ip"))),
     "account.mfa.challenge": (10, 3600, (("url", "userId"),)),
     "account.mfa.challenge.update": (10, 3600, (("url", "param.challengeId"),)),
+    # Appwrite's (ip, param.userId) and this server's per-user budget across every IP.
+    "account.session.token": (10, 3600, (("ip", "param.userId"), ("param.userId",))),
+}
+# This server's rules for routes Appwrite leaves unlimited.
+OWN_RULES = {
+    "account.email": (10, 3600, (("url", "userId"),)),
 }
 
 
-@pytest.mark.parametrize("name", sorted(LIFECYCLE_DEFAULTS))
-def test_lifecycle_rules_match_appwrite(name):
+@pytest.mark.parametrize("name", sorted(LIFECYCLE_DEFAULTS) + sorted(OWN_RULES))
+def test_multi_counter_and_own_rules(name):
     rule = rules.DEFAULT_RULES[name]
-    assert (rule.limit, rule.window, rule.keys) == LIFECYCLE_DEFAULTS[name]
+    assert (rule.limit, rule.window, rule.keys) == {**LIFECYCLE_DEFAULTS, **OWN_RULES}[name]
     assert all(part in rules.KEY_PARTS for spec in rule.keys for part in spec)
 
 
@@ -72,14 +77,14 @@ def test_default_table_matches_appwrite(name):
 
 
 def test_table_has_exactly_the_documented_rules():
-    assert set(rules.DEFAULT_RULES) == set(APPWRITE_DEFAULTS) | set(LIFECYCLE_DEFAULTS)
+    assert set(rules.DEFAULT_RULES) == set(APPWRITE_DEFAULTS) | set(LIFECYCLE_DEFAULTS) | set(OWN_RULES)
     for name in rules.DEFAULT_RULES:
         assert f"\n{name} " in rules.__doc__, f"{name} missing from the module docstring"
 
 
 def test_fail_modes_and_reset():
     closed = {n for n, r in rules.DEFAULT_RULES.items() if r.fail_closed}
-    assert closed == {"account.session.email", "account.password", "account.session.token",
+    assert closed == {"account.session.email", "account.password", "account.email", "account.session.token",
                       "account.verification.update", "account.verification.phone.update", "account.recovery.update",
                       "account.mfa.challenge.update"}
     assert rules.DEFAULT_RULES["account.session.token"].reset_on == {201}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import secrets
 
-from apps.accounts import selectors, services
+from apps.accounts import selectors, services, token_services
 from apps.accounts.api.account import announce_account_update
 from apps.accounts.links import redirect_check, url_with
 from apps.accounts.mails import link_mail
@@ -25,11 +25,12 @@ LINK_SECRET_HEX = 256
 
 
 async def _mail_link_token(ctx, *, user: dict, type: int, url: str, name: str) -> tuple[dict, str]:
-    """Store a link token for ``user`` and queue the mail that carries it, in one transaction;
-    returns ``(token row, secret)``."""
+    """Store a link token for ``user``, bound to the address it is mailed to, and queue the mail
+    that carries it, in one transaction; returns ``(token row, secret)``."""
     secret = secrets.token_hex(LINK_SECRET_HEX // 2)
     async with ctx.db.transaction() as tx:
-        token = await services.token_create(ctx, user=user, type=type, secret=secret, lifetime=LINK_LIFETIME, db=tx)
+        token = await token_services.token_create(ctx, user=user, type=type, secret=secret, lifetime=LINK_LIFETIME,
+                                                  email=user["email"], db=tx)
         link = url_with(url, {"userId": user["uid"], "secret": secret, "expire": iso(as_dt(token["expire"]))})
         await link_mail(ctx, tx, name=name, user=user, url=link)
     return token, secret
@@ -65,11 +66,13 @@ async def verification_create(ctx):
 
 async def verification_confirm(ctx):
     """``PUT /account/verifications/email``: the link's ``userId`` + ``secret`` mark the email
-    verified. Raises 404 ``user_not_found``, 401 ``user_invalid_token``."""
+    verified. The link verifies only the address it was mailed to: once the user's email is
+    another one, its secret is refused. Raises 404 ``user_not_found``, 401 ``user_invalid_token``."""
     p = ctx.params
     user = await _user_by_id(ctx, p.userId)
-    token = await services.token_find(ctx, user=user, secret=p.secret, types=(TokenType.VERIFICATION,))
-    await services.token_claim(ctx, token=token)
+    token = await token_services.token_find(ctx, user=user, secret=p.secret, types=(TokenType.VERIFICATION,),
+                                            bound=True)
+    await token_services.token_claim(ctx, token=token)
     fresh = await services.user_update(ctx, user_id=user["id"], email_verification=True)
     await announce_account_update(ctx, user_model(fresh), "verification")
     return _token_response(ctx, token, user, "", 200)
@@ -93,16 +96,17 @@ async def recovery_create(ctx):
 async def recovery_confirm(ctx):
     """``PUT /account/recovery``: set a new password with the link's ``userId`` + ``secret``. The
     email counts as verified (the link proved it); with the project's ``auth_invalidate_sessions``
-    every session of the user ends. A password the policy refuses leaves the link usable.
+    every session of the user ends. A password the policy refuses leaves the link usable; a
+    reset ends the user's other recovery links too (``services.user_update``).
     Raises 404 ``user_not_found``, 401 ``user_invalid_token``, 400 (password policy)."""
     p = ctx.params
     user = await _user_by_id(ctx, p.userId)
-    token = await services.token_find(ctx, user=user, secret=p.secret, types=(TokenType.RECOVERY,))
+    token = await token_services.token_find(ctx, user=user, secret=p.secret, types=(TokenType.RECOVERY,))
     history = as_json((await selectors.user_secrets_get(ctx, user_id=user["id"]))["password_history"]) or []
     await password_check(ctx, p.password, user_uid=user["uid"], email=user["email"], name=user["name"],
                          phone=user["phone"], history=history)
     hashed = await services.password_hash(ctx, p.password)
-    await services.token_claim(ctx, token=token)
+    await token_services.token_claim(ctx, token=token)
     fresh = await services.user_update(ctx, user_id=user["id"], password=hashed, password_update=now(),
                                        email_verification=True, password_history=history_after(ctx, history, hashed))
     if ctx.project.get("auth_invalidate_sessions"):
@@ -125,8 +129,8 @@ async def phone_verification_confirm(ctx):
     secret is refused. Raises 404 ``user_not_found``, 401 ``user_invalid_token``."""
     p = ctx.params
     user = await _user_by_id(ctx, p.userId)
-    token = await services.token_find(ctx, user=user, secret=p.secret, types=(TokenType.PHONE,))
-    await services.token_claim(ctx, token=token)
+    token = await token_services.token_find(ctx, user=user, secret=p.secret, types=(TokenType.PHONE,))
+    await token_services.token_claim(ctx, token=token)
     fresh = await services.user_update(ctx, user_id=user["id"], phone_verification=True)
     await announce_account_update(ctx, user_model(fresh), "verification")
     return _token_response(ctx, token, user, "", 200)

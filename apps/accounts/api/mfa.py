@@ -135,7 +135,9 @@ async def _challenge_passed(ctx, challenge: dict, otp: str) -> bool:
     kind = challenge["type"]
     if kind == mfa.TOTP:
         row = await _secrets(ctx)
-        return bool(row["mfa_totp_verified"]) and mfa.totp_check(row["mfa_totp_secret"], otp)
+        step = mfa.totp_step(row["mfa_totp_secret"], otp) if row["mfa_totp_verified"] else None
+        # A code completes one challenge: its time step (or an older one) is refused afterwards.
+        return step is not None and await services.totp_step_use(ctx, user_id=ctx.auth.user["id"], step=step)
     if kind == mfa.EMAIL:
         return secrets.compare_digest(challenge["code_hash"], hashlib.sha256(otp.encode()).hexdigest())
     if kind == mfa.RECOVERY_CODE:
@@ -145,8 +147,9 @@ async def _challenge_passed(ctx, challenge: dict, otp: str) -> bool:
 
 async def challenge_confirm(ctx):
     """``PUT /account/mfa/challenges``: complete a challenge with its code (a recovery code is
-    used up); the session gains the factor. Returns the Session. Raises 401 ``user_invalid_token``
-    (unknown or expired challenge, wrong code)."""
+    used up, and so is a TOTP code's time step); the session gains the factor. Returns the
+    Session. Raises 401 ``user_invalid_token`` (unknown or expired challenge, wrong code, a TOTP
+    code of a time step that already completed a challenge)."""
     p = ctx.params
     challenge = await selectors.challenge_get(ctx, user_id=ctx.auth.user["id"], challenge_uid=p.challengeId)
     if challenge is None or as_dt(challenge["expire"]) <= now():

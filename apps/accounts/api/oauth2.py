@@ -26,7 +26,7 @@ import orjson
 from django.conf import settings
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
 
-from apps.accounts import services
+from apps.accounts import services, token_services
 from apps.accounts.api.cookies import set_session_cookies
 from apps.accounts.api.inputs import Strict
 from apps.accounts.links import redirect_allowed, url_with
@@ -229,8 +229,8 @@ async def _finish(ctx, p: OAuth2Return, state: dict) -> Response:
                                                        linking_user=linking)
             if state["token"]:
                 secret = secrets.token_hex(32)
-                await services.token_create(ctx, user=user, type=TokenType.OAUTH2, secret=secret,
-                                            lifetime=session_duration(ctx.project))
+                await token_services.token_create(ctx, user=user, type=TokenType.OAUTH2, secret=secret,
+                                                  lifetime=session_duration(ctx.project))
             else:
                 if linking is not None:  # Appwrite replaces the session that asked for the link
                     await services.session_delete(ctx, user_id=linking["id"], session_uid=ctx.auth.session["uid"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apps.accounts import selectors, services
+from apps.accounts import selectors, services, token_services
 from apps.accounts.api.cookies import clear_session_cookies, set_session_cookies
 from apps.accounts.models import TokenType
 from apps.accounts.oauth2.handoff import unwrap as unwrap_oauth2_secret
@@ -79,7 +79,7 @@ async def session_create_token(ctx):
     # An OAuth2 token is accepted only inside its hand-off JWT, and the JWT only for an OAuth2 token.
     handoff = unwrap_oauth2_secret(p.secret)
     secret, types = (handoff[0], (TokenType.OAUTH2,)) if handoff else (p.secret, _PLAIN_TYPES)
-    user, token = await services.token_consume(ctx, user_uid=p.userId, secret=secret, types=types)
+    user, token = await token_services.token_consume(ctx, user_uid=p.userId, secret=secret, types=types)
     if not user["status"]:
         raise AppwriteError("user_blocked")
     provider, factors, proves = TOKEN_SESSIONS[token["type"]]

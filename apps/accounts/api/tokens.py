@@ -2,7 +2,14 @@
 and ``POST /account/sessions/token`` (or the deprecated ``PUT /account/sessions/magic-url``)
 turns ``userId`` + ``secret`` into a session. The account is found by email or created
 (``userId`` or a new ID, no password; the project's user limit applies). Phone tokens need an
-SMS provider, which this server does not have."""
+SMS provider, which this server does not have.
+
+A new link or code replaces the user's older ones of the same kind (only the newest works), and
+is bound to the address it is mailed to. For an email that already has an account the token
+names that account's ID whatever ``userId`` was sent: Appwrite does the same (its ``userId``
+parameter is "ignored" then), and SDK clients need that ID for the exchange. Where Appwrite
+hides an account (the email-code route, an email another user's OAuth2 identity reports) this
+route hides it too. See docs/security-accounts.md."""
 
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ import secrets
 
 from django.conf import settings
 
-from apps.accounts import selectors, services
+from apps.accounts import selectors, services, token_services
 from apps.accounts.links import redirect_check, url_with
 from apps.accounts.mails import code_mail, link_mail
 from apps.accounts.models import TokenType
@@ -56,7 +63,8 @@ def _response(ctx, token: dict, user: dict, secret: str):
 
 
 async def magic_url_create(ctx):
-    """``POST /account/tokens/magic-url``: mail a sign-in link (valid one hour). Raises 501
+    """``POST /account/tokens/magic-url``: mail a sign-in link (valid one hour); the user's older
+    links stop working. Raises 501
     (magic URL sign-in off), 400 (url off the platforms), 503 ``general_smtp_disabled``."""
     services.auth_method_check(ctx, "magic-url")
     p = ctx.params
@@ -68,8 +76,10 @@ async def magic_url_create(ctx):
     base = p.url or f"{settings.PUBLIC_URL}/console/auth/magic-url"
     secret = secrets.token_hex(MAGIC_URL_SECRET_HEX // 2)
     async with ctx.db.transaction() as tx:
-        token = await services.token_create(ctx, user=user, type=TokenType.MAGIC_URL, secret=secret,
-                                            lifetime=MAGIC_URL_LIFETIME, phrase=phrase, db=tx)
+        await token_services.tokens_delete(ctx, user_id=user["id"], type=TokenType.MAGIC_URL, db=tx)
+        token = await token_services.token_create(ctx, user=user, type=TokenType.MAGIC_URL, secret=secret,
+                                                  lifetime=MAGIC_URL_LIFETIME, phrase=phrase, email=user["email"],
+                                                  db=tx)
         link = url_with(base, {"userId": user["uid"], "secret": secret, "expire": iso(as_dt(token["expire"])),
                                "project": ctx.project_id})
         await link_mail(ctx, tx, name="magic-url", user=user, url=link, phrase=phrase)
@@ -77,7 +87,8 @@ async def magic_url_create(ctx):
 
 
 async def email_token_create(ctx):
-    """``POST /account/tokens/email``: mail a 6-digit sign-in code (valid 15 minutes). Raises 501
+    """``POST /account/tokens/email``: mail a 6-digit sign-in code (valid 15 minutes); the user's
+    older codes stop working. Raises 501
     (email code sign-in off), 503 ``general_smtp_disabled``, 400 ``general_bad_request`` (a new
     account for an email another user's OAuth2 identity reports)."""
     services.auth_method_check(ctx, "email-otp")
@@ -89,13 +100,16 @@ async def email_token_create(ctx):
         if err.type != "user_email_already_exists":
             raise
         # A new account for an email that another user's OAuth2 identity reports: Appwrite's
-        # email-code route answers this with a plain 400 (its magic-URL route with the 409).
-        raise AppwriteError("general_bad_request", "Email already exists") from None
+        # email-code route answers this with its generic 400, message included, so that the
+        # answer does not reveal an account (its magic-URL route answers the 409).
+        raise AppwriteError("general_bad_request") from None
     phrase = security_phrase() if p.phrase else ""
     code = f"{secrets.randbelow(1_000_000):06d}"
     async with ctx.db.transaction() as tx:
-        token = await services.token_create(ctx, user=user, type=TokenType.EMAIL, secret=code,
-                                            lifetime=EMAIL_CODE_LIFETIME, phrase=phrase, db=tx)
+        await token_services.tokens_delete(ctx, user_id=user["id"], type=TokenType.EMAIL, db=tx)
+        token = await token_services.token_create(ctx, user=user, type=TokenType.EMAIL, secret=code,
+                                                  lifetime=EMAIL_CODE_LIFETIME, phrase=phrase, email=user["email"],
+                                                  db=tx)
         await code_mail(ctx, tx, name="email-code", user=user, otp=code, phrase=phrase)
     return _response(ctx, token, user, code)
 

@@ -308,3 +308,24 @@ def _link(smtp, email: str) -> str:
     from tests.mail import link_in
 
     return link_in(smtp.wait_for(to=email)[0])
+
+
+def test_one_totp_code_completes_one_challenge(server, project):
+    """A TOTP code's time step is used up by the challenge it completes: the same code (or the
+    previous step's) is refused on another session, even within the same 30 s (RFC 6238 §5.2)."""
+    api = Api(server, project)
+    user, _, totp = _enrol(api)
+    sessions = [_login(api, user["email"]) for _ in range(3)]
+    challenges = [api.call("POST", "/account/mfa/challenges", json={"factor": "totp"}, session=s).json()["$id"]
+                  for s in sessions]
+    code = totp.now()
+    first = api.call("PUT", "/account/mfa/challenges", json={"challengeId": challenges[0], "otp": code},
+                     session=sessions[0])
+    assert first.status_code == 200, first.text
+    for session, challenge, otp in ((sessions[1], challenges[1], code),
+                                    (sessions[2], challenges[2], totp.at(time.time() - 30))):
+        again = api.call("PUT", "/account/mfa/challenges", json={"challengeId": challenge, "otp": otp},
+                         session=session)
+        assert again.status_code == 401 and again.json()["type"] == "user_invalid_token", again.text
+        assert api.call("GET", "/account", session=session).json()["type"] == "user_more_factors_required"
+    assert api.call("GET", "/account", session=sessions[0]).status_code == 200

@@ -157,14 +157,15 @@ VERIFY_CONFIRM = [
 
 @pytest.fixture
 def stored_token(sql):
-    """``stored_token(api, user_uid, secret, type, ttl)``: a token stored as the routes store one."""
+    """``stored_token(api, user_uid, secret, type, ttl)``: a token stored as the routes store one
+    (bound to the user's current email, the address it would be mailed to)."""
     import datetime as dt
     import hashlib
 
     def store(api: Api, user_uid: str, secret: str, type: int, ttl: int = 3600) -> str:
         now = dt.datetime.now(dt.UTC)
-        sql("INSERT INTO accounts_token (project_id, user_id, uid, type, secret_hash, phrase, ip, user_agent, "
-            "expire, created_at) SELECT %s, id, %s, %s, %s, '', '', '', %s, %s FROM accounts_user "
+        sql("INSERT INTO accounts_token (project_id, user_id, uid, type, secret_hash, phrase, email, ip, user_agent, "
+            "expire, created_at) SELECT %s, id, %s, %s, %s, '', email, '', '', %s, %s FROM accounts_user "
             "WHERE project_id = %s AND uid = %s",
             (api.project.pk, f"t{time.monotonic_ns()}", type, hashlib.sha256(secret.encode()).hexdigest(),
              now + dt.timedelta(seconds=ttl), now, api.project.pk, user_uid))

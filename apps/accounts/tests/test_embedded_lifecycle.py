@@ -106,5 +106,13 @@ def test_mfa_on_the_embedded_default(embedded):
         later.get()
     assert err.value.type == "user_more_factors_required"
     challenge = later.create_mfa_challenge(factor=AuthenticationFactor.TOTP)
-    later.update_mfa_challenge(challenge_id=challenge.id, otp=totp.now())
+    code = totp.now()
+    later.update_mfa_challenge(challenge_id=challenge.id, otp=code)
     assert later.get().email == email
+    # The code's time step is used up (stored in SQLite here): another session cannot use it.
+    third = Account(_client(server, session=admin.create_email_password_session(
+        email=email, password="embedded-pass-1").secret))
+    challenge = third.create_mfa_challenge(factor=AuthenticationFactor.TOTP)
+    with pytest.raises(AppwriteException) as err:
+        third.update_mfa_challenge(challenge_id=challenge.id, otp=code)
+    assert (err.value.code, err.value.type) == (401, "user_invalid_token")

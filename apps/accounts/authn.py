@@ -115,7 +115,8 @@ async def authenticate(ctx) -> Auth:
     """The :class:`Auth` for ``ctx`` (project already resolved).
 
     Raises 401 ``user_unauthorized`` (unknown API key), 401 ``project_key_expired``,
-    403 ``user_api_key_and_session_set``, 401 ``user_jwt_invalid``, 403
+    403 ``user_api_key_and_session_set``, 401 ``user_jwt_invalid`` (bad signature, expired, made
+    in another project, or naming no live session), 403
     ``user_jwt_and_cookie_set``, 403 ``user_blocked`` for a blocked user's session, 401
     ``user_more_factors_required`` for a session that has not completed its MFA challenge.
     """
@@ -132,13 +133,15 @@ async def authenticate(ctx) -> Auth:
         name = session_cookie_name(ctx.project_id)
         if cookies.get(name) or cookies.get(name + "_legacy"):
             raise AppwriteError("user_jwt_and_cookie_set")
-        claims = decode_jwt(jwt_token)
-        if claims is None:
+        claims = decode_jwt(jwt_token, project_uid=ctx.project_id)
+        # A JWT acts for one session: one that names none (``POST /users/{userId}/jwts`` for a
+        # user without sessions) or whose session has ended is refused like a forged one.
+        if claims is None or not claims["sessionId"]:
             raise AppwriteError("user_jwt_invalid")
         row = await selectors.session_with_user_by_uid(
             ctx, project_id=ctx.project["id"], user_uid=claims["userId"], session_uid=claims["sessionId"]
         )
-        if row is None or (row["s_id"] is not None and as_dt(row["s_expire"]) <= now()):
+        if row is None or as_dt(row["s_expire"]) <= now():
             raise AppwriteError("user_jwt_invalid")
         return _checked(ctx, _user_auth("jwt", row))
 

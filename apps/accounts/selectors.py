@@ -35,16 +35,8 @@ async def session_with_user_get(ctx, *, project_id: int, secret_hash: str) -> di
 
 
 async def session_with_user_by_uid(ctx, *, project_id: int, user_uid: str, session_uid: str) -> dict | None:
-    """Like :func:`session_with_user_get`, by user and session IDs (JWT claims). An empty
-    ``session_uid`` (a JWT made for a user with no session, Appwrite's ``POST
-    /users/{userId}/jwts``) finds the user alone, with ``s_id``/``s_expire`` ``None``."""
-    if not session_uid:
-        return await ctx.db.fetchone(
-            f"SELECT NULL AS s_id, '' AS s_uid, NULL AS s_expire, {_USER_COLUMNS}, "
-            f"{memberships_sql(ctx.db.vendor)} AS memberships "
-            "FROM accounts_user u WHERE u.project_id = %s AND u.uid = %s",
-            (project_id, user_uid),
-        )
+    """Like :func:`session_with_user_get`, by user and session IDs (JWT claims); ``None`` when
+    that user has no such session."""
     return await ctx.db.fetchone(
         f"SELECT {_SESSION_COLUMNS}, {_USER_COLUMNS}, "
         f"{memberships_sql(ctx.db.vendor)} AS memberships "

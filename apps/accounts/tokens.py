@@ -2,7 +2,9 @@
 
 A session token is ``base64(json({"id": userId, "secret": secret}))`` (utopia-php/auth
 ``Store``); only ``sha256(secret)`` is stored. JWTs are HS256 over ``SECRET_KEY`` with the
-claims ``userId``, ``sessionId`` and ``exp``.
+claims ``userId``, ``sessionId`` (Appwrite's), ``projectId`` (the project's public ID: one
+``SECRET_KEY`` signs every project's JWTs, so without it a JWT made in one project would name a
+user in any other), ``iat`` and ``exp``.
 """
 
 from __future__ import annotations
@@ -42,19 +44,26 @@ def decode_session_token(token: str) -> tuple[str, str] | None:
     return uid, secret
 
 
-def encode_jwt(*, user_uid: str, session_uid: str, duration: int) -> str:
-    """An HS256 JWT valid for ``duration`` seconds."""
+def encode_jwt(*, project_uid: str, user_uid: str, session_uid: str, duration: int) -> str:
+    """An HS256 JWT of ``project_uid``'s user, valid for ``duration`` seconds."""
     now = int(time.time())
-    claims = {"userId": user_uid, "sessionId": session_uid, "iat": now, "exp": now + duration}
+    claims = {"userId": user_uid, "sessionId": session_uid, "projectId": project_uid, "iat": now,
+              "exp": now + duration}
     return jwt.encode(claims, settings.SECRET_KEY, algorithm="HS256")
 
 
-def decode_jwt(token: str) -> dict | None:
-    """The claims of a valid, unexpired JWT, or ``None``."""
+def decode_jwt(token: str, *, project_uid: str) -> dict | None:
+    """The claims of a valid, unexpired JWT made in project ``project_uid``, or ``None``: a bad
+    signature, an expired JWT, missing or mistyped ``userId`` / ``sessionId``, and a
+    ``projectId`` other than ``project_uid`` (or none: JWTs made before the claim existed) all
+    give ``None``."""
     try:
-        claims = jwt.decode(token, settings.SECRET_KEY, algorithms=["HS256"], options={"require": ["exp"]})
+        claims = jwt.decode(token, settings.SECRET_KEY, algorithms=["HS256"],
+                            options={"require": ["exp", "projectId"]})
     except jwt.PyJWTError:
         return None
     if not isinstance(claims.get("userId"), str) or not isinstance(claims.get("sessionId"), str):
+        return None
+    if claims["projectId"] != project_uid:
         return None
     return claims

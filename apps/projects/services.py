@@ -47,6 +47,14 @@ AUTH_SETTINGS: dict[str, tuple[int, int] | None] = {
     "auth_invites": None,
     "auth_jwt": None,
     "auth_phone": None,
+    # What session users see of a team's members (apps.teams.responses.PRIVATE_FIELDS): Appwrite's
+    # membershipsUserName, membershipsUserEmail, membershipsMfa, and this server's three more.
+    "memberships_user_name": None,
+    "memberships_user_email": None,
+    "memberships_mfa": None,
+    "memberships_user_id": None,
+    "memberships_user_phone": None,
+    "memberships_user_accessed_at": None,
 }
 
 
@@ -65,7 +73,8 @@ def _check_auth(auth: dict) -> dict:
 
 
 def project_auth_update(*, project: Project, auth: dict) -> Project:
-    """Set authentication settings (``auth_*`` fields, see :data:`AUTH_SETTINGS`) of ``project``.
+    """Set authentication settings (``auth_*`` and ``memberships_*`` fields, see
+    :data:`AUTH_SETTINGS`) of ``project``.
     Raises :class:`ProjectError` for an unknown setting or a value out of range. Running servers
     see the change within ``PROJECT_CACHE_TTL`` seconds."""
     if auth:

@@ -99,6 +99,10 @@ class FileToken(models.Model):
     No secret is stored: the secret handed to clients is a JWT signed with a key derived from
     ``SECRET_KEY`` and naming this row (``apps.storage.filetokens``); deleting the row revokes it.
     ``expire`` ``None`` = never; ``accessed_at`` is refreshed at most once a day.
+
+    The cascades below are Django's, which only the ORM runs; every plain-SQL delete of a file
+    (files API, bucket purge task, stale-upload cleanup) deletes the file's tokens itself in the
+    same transaction, or the foreign key refuses it.
     """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")

@@ -2,7 +2,7 @@
 
 A deleted bucket is moved to the trash project at once (:mod:`apps.projects.trash`); this task
 removes its files in batches: first each file's bytes on the storage backend (and the part files
-of unfinished uploads), then the file and chunk rows, and finally the bucket. Deleting bytes
+of unfinished uploads), then the chunk, file token and file rows, and finally the bucket. Deleting bytes
 before rows means a worker killed midway leaves rows whose bytes may be gone, never bytes without
 a row: the recovered task deletes them again (a missing object is not an error) and goes on.
 Runs for at most ``TASKS_PURGE_SECONDS``, then queues its continuation.
@@ -51,6 +51,7 @@ def purge_bucket(*, bucket_id: int) -> None:
             ids = [f[0] for f in files]
             marks = ", ".join(["%s"] * len(ids))
             cur.execute(f"DELETE FROM storage_chunk WHERE file_id IN ({marks})", ids)
+            cur.execute(f"DELETE FROM storage_file_token WHERE file_id IN ({marks})", ids)
             cur.execute(f"DELETE FROM storage_file WHERE id IN ({marks})", ids)
             if time.monotonic() > deadline:
                 break

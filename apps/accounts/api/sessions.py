@@ -142,7 +142,7 @@ async def sessions_delete(ctx):
 async def jwt_create(ctx):
     services.auth_method_check(ctx, "jwt")
     token = encode_jwt(
-        user_uid=ctx.auth.user_id, session_uid=ctx.auth.session["uid"], duration=ctx.params.duration or 900
+        project_uid=ctx.project_id, user_uid=ctx.auth.user_id, session_uid=ctx.auth.session["uid"], duration=ctx.params.duration or 900
     )
     await announce(ctx, WriteEvent(ctx.project_id, "jwt", "create", {"userId": ctx.auth.user_id}, {},
                                    extra={"audit": "jwt.create"}))

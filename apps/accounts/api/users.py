@@ -247,8 +247,10 @@ async def user_token_create(ctx):
 
 
 async def user_jwt_create(ctx):
-    """A JWT for the user, bound to ``sessionId`` (``recent``, the default: the newest session;
-    an unknown or missing session gives a JWT bound to no session, which Appwrite accepts too)."""
+    """A JWT for the user, bound to ``sessionId`` (``recent``, the default: the newest session).
+    An unknown or missing session gives, as in Appwrite, a JWT bound to no session; unlike
+    Appwrite, such a JWT is refused when used (401 ``user_jwt_invalid``,
+    :func:`apps.accounts.authn.authenticate`): a JWT only ever acts for a live session."""
     p = ctx.params
     user = await _user(ctx)
     sessions = await selectors.session_list(ctx, user_id=user["id"])
@@ -256,7 +258,8 @@ async def user_jwt_create(ctx):
         session_uid = sessions[-1]["uid"] if sessions else ""
     else:
         session_uid = next((s["uid"] for s in sessions if s["uid"] == p.sessionId), "")
-    token = encode_jwt(user_uid=user["uid"], session_uid=session_uid, duration=p.duration or 900)
+    token = encode_jwt(project_uid=ctx.project_id, user_uid=user["uid"], session_uid=session_uid,
+                       duration=p.duration or 900)
     await announce(ctx, WriteEvent(ctx.project_id, "jwt", "create", {"userId": user["uid"]}, {},
                                    extra={"audit": "jwt.create"}))
     return json_response({"jwt": token}, 201)

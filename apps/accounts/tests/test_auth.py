@@ -111,3 +111,93 @@ def test_key_session_secret_is_a_working_token(api: Api):
     user, token = api.signup()
     assert token, "API-key callers get Session.secret"
     assert api.call("GET", "/account", session=token).json()["$id"] == user["$id"]
+
+
+# --- JWTs: bound to their project and to a live session ---------------------------------------
+
+
+def _claims(jwt_token: str) -> dict:
+    import jwt as pyjwt
+
+    return pyjwt.decode(jwt_token, options={"verify_signature": False})
+
+
+def _signed(claims: dict) -> str:
+    """A JWT signed with the servers' own key (the test process runs on the same settings)."""
+    import jwt as pyjwt
+    from django.conf import settings
+
+    return pyjwt.encode(claims, settings.SECRET_KEY, algorithm="HS256")
+
+
+def test_jwt_claims_name_project_user_and_session(signed_in):
+    api, user, token, jwt = signed_in
+    session = api.call("GET", "/account/sessions/current", session=token).json()
+    claims = _claims(jwt)
+    assert (claims["projectId"], claims["userId"], claims["sessionId"]) == (api.project.id, user["$id"], session["$id"])
+    made = api.call("POST", f"/users/{user['$id']}/jwts", json={"sessionId": session["$id"]}, key=True).json()["jwt"]
+    assert _claims(made)["projectId"] == api.project.id
+
+
+def _twin(api: Api, other: Api, sql, user_id: str) -> tuple[str, str]:
+    """The same user ID in ``api``'s and ``other``'s projects, and, behind the server's back,
+    ``other``'s session given the ID of ``api``'s: every claim of ``api``'s JWT names a live user
+    and session of ``other``'s project. Returns ``(the JWT, other's session token)``."""
+    tokens = []
+    for a in (api, other):
+        r = a.call("POST", "/users", json={"userId": user_id, "email": f"{user_id}@example.com",
+                                           "password": "password123"}, key=True)
+        assert r.status_code == 201, r.text
+        s = a.call("POST", "/account/sessions/email", json={"email": f"{user_id}@example.com",
+                                                           "password": "password123"}, key=True)
+        tokens.append(s.json()["secret"])
+    jwt = api.call("POST", "/account/jwts", session=tokens[0]).json()["jwt"]
+    sql("UPDATE accounts_session SET uid = %s WHERE project_id = %s", (_claims(jwt)["sessionId"], other.project.pk))
+    return jwt, tokens[1]
+
+
+def test_jwt_of_another_project_is_refused(api: Api, sql, django_db_blocker):
+    from conftest import make_project
+
+    other = Api(api.server, make_project(django_db_blocker))
+    jwt, _ = _twin(api, other, sql, f"twin{time.monotonic_ns() % 10**9}")
+    assert api.call("GET", "/account", headers={"X-Appwrite-JWT": jwt}).status_code == 200
+    r = other.call("GET", "/account", headers={"X-Appwrite-JWT": jwt})
+    assert r.status_code == 401 and r.json()["type"] == "user_jwt_invalid", r.text
+
+
+# (id, how the JWT is made from (api, user, session token, session id))
+REFUSED_JWTS = [
+    ("session deleted", lambda api, u, t, s: _made_then(api, u, s, lambda: api.call(
+        "DELETE", f"/users/{u['$id']}/sessions/{s}", key=True))),
+    ("made for a user without sessions", lambda api, u, t, s: _made_then(api, u, "", lambda: None, drop=True)),
+    ("made for an unknown session", lambda api, u, t, s: api.call(
+        "POST", f"/users/{u['$id']}/jwts", json={"sessionId": "nosuchsession"}, key=True).json()["jwt"]),
+    ("no project claim (made before the claim existed)", lambda api, u, t, s: _signed(
+        {"userId": u["$id"], "sessionId": s, "iat": int(time.time()), "exp": int(time.time()) + 900})),
+    ("another project's ID", lambda api, u, t, s: _signed(
+        {"userId": u["$id"], "sessionId": s, "projectId": "elsewhere", "exp": int(time.time()) + 900})),
+    ("project claim not a string", lambda api, u, t, s: _signed(
+        {"userId": u["$id"], "sessionId": s, "projectId": [api.project.id], "exp": int(time.time()) + 900})),
+]
+
+
+def _made_then(api: Api, user: dict, session_id: str, then, drop: bool = False) -> str:
+    if drop:
+        assert api.call("DELETE", f"/users/{user['$id']}/sessions", key=True).status_code == 204
+    jwt = api.call("POST", f"/users/{user['$id']}/jwts", json={"sessionId": session_id or "recent"},
+                   key=True).json()["jwt"]
+    then()
+    return jwt
+
+
+@pytest.mark.parametrize("route", [("GET", "/account"), ("GET", "/account/sessions/current"),
+                                   ("DELETE", "/account/sessions/current"), ("POST", "/account/jwts"),
+                                   ("GET", "/teams")], ids=lambda r: f"{r[0]} {r[1]}")
+@pytest.mark.parametrize("case", REFUSED_JWTS, ids=[c[0] for c in REFUSED_JWTS])
+def test_refused_jwts_answer_401_never_500(api: Api, case, route):
+    user, token = api.signup()
+    session = api.call("GET", "/account/sessions/current", session=token).json()["$id"]
+    jwt = case[1](api, user, token, session)
+    r = api.call(*route, headers={"X-Appwrite-JWT": jwt})
+    assert r.status_code == 401 and r.json()["type"] == "user_jwt_invalid", r.text

@@ -109,11 +109,15 @@ def test_bucket_delete_removes_files_and_bytes_later(api: Api, sql, live_env, tm
         up = api.call("POST", f"/storage/buckets/{bucket}/files", key=True, data={"fileId": f"f{i}"},
                       files={"file": (f"f{i}.txt", b"hello %d" % i, "text/plain")})
         assert up.status_code == 201, up.text
+        # File tokens go with their files (their rows name the file and the bucket).
+        for _ in range(i):
+            assert api.call("POST", f"/tokens/buckets/{bucket}/files/f{i}", json={}, key=True).status_code == 201
     keys = [k for (k,) in sql("SELECT f.key FROM storage_file f JOIN storage_bucket b ON b.id = f.bucket_id "
                               "WHERE b.uid = %s AND b.project_id = %s", (bucket, api.project.pk))]
     root = Path(live_env["STORAGE_ROOT"])
     assert all((root / k).exists() for k in keys)
     bucket_pk = sql("SELECT id FROM storage_bucket WHERE uid = %s AND project_id = %s", (bucket, api.project.pk))[0][0]
+    assert sql("SELECT count(*) FROM storage_file_token WHERE bucket_id = %s", (bucket_pk,)) == [(3,)]
     assert api.call("DELETE", f"/storage/buckets/{bucket}", key=True).status_code == 204
     assert api.call("GET", f"/storage/buckets/{bucket}", key=True).json()["type"] == "storage_bucket_not_found"
     assert api.call("GET", f"/storage/buckets/{bucket}/files/f0/download", key=True).status_code == 404
@@ -124,6 +128,7 @@ def test_bucket_delete_removes_files_and_bytes_later(api: Api, sql, live_env, tm
     finally:
         worker.stop()
     assert sql("SELECT count(*) FROM storage_file WHERE bucket_id = %s", (bucket_pk,)) == [(0,)]
+    assert sql("SELECT count(*) FROM storage_file_token WHERE bucket_id = %s", (bucket_pk,)) == [(0,)]
     assert not any((root / k).exists() for k in keys)
 
 

@@ -93,3 +93,18 @@ def test_createproject_refuses_bad_settings(live_env, sql, args, message):
     result = manage(live_env, "createproject", pid, *args)
     assert result.returncode != 0 and message in result.stderr, result.stderr
     assert sql("SELECT count(*) FROM projects_project WHERE uid = %s", (pid,)) == [(0,)]
+
+
+def test_createproject_sets_member_privacy(live_env, sql):
+    pid = f"priv-{time.monotonic_ns() % 10**9}"
+    columns = "memberships_user_name, memberships_user_email, memberships_mfa"
+    made = manage(live_env, "createproject", pid)
+    assert made.returncode == 0, made.stderr
+    assert sql(f"SELECT {columns} FROM projects_project WHERE uid = %s", (pid,)) == [(True, True, True)]
+    hide = manage(live_env, "createproject", pid, "--exists-ok", "--no-memberships-user-name",
+                  "--no-memberships-user-email", "--no-memberships-mfa")
+    assert hide.returncode == 0, hide.stderr
+    assert sql(f"SELECT {columns} FROM projects_project WHERE uid = %s", (pid,)) == [(False, False, False)]
+    show = manage(live_env, "createproject", pid, "--exists-ok", "--memberships-mfa")
+    assert show.returncode == 0, show.stderr
+    assert sql(f"SELECT {columns} FROM projects_project WHERE uid = %s", (pid,)) == [(False, False, True)]

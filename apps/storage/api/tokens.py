@@ -14,7 +14,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
 
 from apps.core import permissions as perms
-from apps.core.db import as_dt, as_json
+from apps.core.db import as_dt, as_json, races
 from apps.core.errors import AppwriteError
 from apps.core.http.context import json_response, no_content
 from apps.core.ids import unique_id
@@ -102,11 +102,12 @@ async def token_create(ctx):
         raise AppwriteError("user_unauthorized")
     now = dt.datetime.now(dt.UTC)
     uid = unique_id()
-    await ctx.db.execute(
-        "INSERT INTO storage_file_token (project_id, uid, bucket_id, file_id, expire, accessed_at, created_at, "
-        "updated_at) VALUES (%s, %s, %s, %s, %s, NULL, %s, %s)",
-        (ctx.project["id"], uid, bucket["id"], file["id"], ctx.params.expire, now, now),
-    )
+    with races(missing=lambda: AppwriteError("storage_file_not_found")):  # the file was deleted meanwhile
+        await ctx.db.execute(
+            "INSERT INTO storage_file_token (project_id, uid, bucket_id, file_id, expire, accessed_at, "
+            "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, NULL, %s, %s)",
+            (ctx.project["id"], uid, bucket["id"], file["id"], ctx.params.expire, now, now),
+        )
     row = await _token_row(ctx, uid)
     return json_response(token_model(row, bucket["uid"], file["uid"]), 201)
 

@@ -202,13 +202,22 @@ async def file_update(ctx, *, bucket: dict, file: dict, name: str | None, permis
 
 
 async def file_delete(ctx, *, bucket: dict, file: dict) -> None:
-    """Delete a file's row, its chunks and its bytes. Raises 401 ``user_unauthorized``, 404
-    ``storage_file_not_found`` when a concurrent request deleted it first."""
+    """Delete a file's row, its chunks, its file tokens (their secrets stop working at once) and
+    its bytes. Raises 401 ``user_unauthorized``, 404 ``storage_file_not_found`` when a concurrent
+    request deleted it first."""
     if not can(ctx, bucket, file, "delete"):
         raise AppwriteError("user_unauthorized")
     with races(missing=lambda: AppwriteError("storage_file_not_found")):  # a concurrent delete came first
         async with ctx.db.transaction() as tx:
+            if tx.vendor == "postgresql":
+                # A token created meanwhile takes FOR KEY SHARE on the file through its foreign
+                # key: locking the file first makes it wait, then fail (404), instead of
+                # landing between the token delete and the file delete.
+                await tx.execute("SELECT id FROM storage_file WHERE id = %s FOR UPDATE", (file["id"],))
             await tx.execute("DELETE FROM storage_chunk WHERE file_id = %s", (file["id"],))
+            # Deleted here, not by the foreign key: the models' cascade is Django's (Python-side)
+            # and these deletes are plain SQL.
+            await tx.execute("DELETE FROM storage_file_token WHERE file_id = %s", (file["id"],))
             present(await tx.fetchval("DELETE FROM storage_file WHERE id = %s RETURNING id", (file["id"],)))
     if file["status"] == "ready":
         await run_blocking(ctx.mode, backends.delete, file["key"])

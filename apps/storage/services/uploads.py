@@ -230,7 +230,7 @@ async def maybe_cleanup(ctx) -> None:
 
 async def uploads_cleanup(db, mode: str, *, expiry: float | None = None, limit: int = 1000) -> int:
     """Delete uploads idle for ``expiry`` seconds (default ``STORAGE_UPLOAD_EXPIRY``): their
-    rows, chunk rows and part files, plus part directories no unfinished upload owns.
+    rows, chunk rows, file tokens and part files, plus part directories no unfinished upload owns.
     Returns how many uploads were removed."""
     expiry = settings.STORAGE_UPLOAD_EXPIRY if expiry is None else expiry
     cutoff = now() - dt.timedelta(seconds=expiry)
@@ -247,6 +247,8 @@ async def uploads_cleanup(db, mode: str, *, expiry: float | None = None, limit: 
             )
             if gone:
                 await tx.execute("DELETE FROM storage_chunk WHERE file_id = %s", (row["id"],))
+                # A token may name an unfinished upload (tokens can be made for a file of any status).
+                await tx.execute("DELETE FROM storage_file_token WHERE file_id = %s", (row["id"],))
         if gone:
             removed += 1
             await run_blocking(mode, remove_parts, row["id"])

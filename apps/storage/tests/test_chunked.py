@@ -140,6 +140,8 @@ def test_cleanupuploads_removes_abandoned_uploads(api, live_env, blob, sql):
                 "WHERE b.uid = %s AND f.uid = %s", (b["$id"], fid))[0]
     part_dir = os.path.join(live_env["STORAGE_ROOT"], ".uploads", str(pk))
     assert os.path.isdir(part_dir)
+    # A token may name an unfinished upload; it goes with it.
+    assert api.call("POST", f"/tokens/buckets/{b['$id']}/files/{fid}", json={}, key=True).status_code == 201
     keep = subprocess.run([sys.executable, "manage.py", "cleanupuploads"], env=live_env, capture_output=True,
                           text=True)
     assert keep.returncode == 0 and "removed 0" in keep.stdout, keep.stdout + keep.stderr[-2000:]
@@ -149,6 +151,7 @@ def test_cleanupuploads_removes_abandoned_uploads(api, live_env, blob, sql):
     assert not os.path.exists(part_dir)
     r = api.call("GET", f"/storage/buckets/{b['$id']}/files/{fid}", key=True)
     assert r.status_code == 404
+    assert sql("SELECT count(*) FROM storage_file_token WHERE file_id = %s", (pk,)) == [(0,)]
 
 
 def test_abandoned_uploads_are_cleaned_up_opportunistically(live_env, project, tmp_path_factory, blob):

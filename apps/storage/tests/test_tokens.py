@@ -152,6 +152,33 @@ def test_bad_tokens_are_ignored(api, private, spoil):
     assert api.call("GET", _url(api, other, public), params={"token": secret}).status_code == 200
 
 
+@pytest.mark.parametrize("readable", [False, True], ids=["private bucket", "bucket guests may read"])
+def test_deleting_a_file_deletes_its_tokens(api, sql, readable):
+    bucket = make_bucket(api, permissions=['read("any")'] if readable else [])
+    a = upload(api, bucket["$id"], _png(), "a.png").json()
+    b = upload(api, bucket["$id"], b"second file", "b.txt").json()
+    made = [api.call("POST", f"/tokens/buckets/{bucket['$id']}/files/{f['$id']}", json=body, key=True).json()
+            for f, body in ((a, {}), (a, {"expire": _future()}), (b, {}))]
+    assert api.call("GET", _url(api, bucket, a), params={"token": made[0]["secret"]}).status_code == 200
+    r = api.call("DELETE", f"/storage/buckets/{bucket['$id']}/files/{a['$id']}", key=True)
+    assert r.status_code == 204, r.text
+    assert _count(sql, a["$id"]) == 0
+    # A dead token grants nothing, and the caller's own permissions apply (as for a deleted
+    # token): 401 where the caller may not read the bucket, else the file is not found.
+    status, etype = (404, "storage_file_not_found") if readable else (401, "user_unauthorized")
+    for token in made[:2]:
+        for what in ("view", "download", "preview"):
+            r = api.call("GET", _url(api, bucket, a, what), params={"token": token["secret"]})
+            assert r.status_code == status and r.json()["type"] == etype, (what, r.text)
+        r = api.call("GET", f"/tokens/{token['$id']}", key=True)
+        assert r.status_code == 404 and r.json()["type"] == "token_not_found"
+    r = api.call("GET", _url(api, bucket, a), key=True)
+    assert r.status_code == 404 and r.json()["type"] == "storage_file_not_found"
+    # The other file's token is untouched.
+    assert api.call("GET", _url(api, bucket, b), params={"token": made[2]["secret"]}).content == b"second file"
+    assert api.call("GET", f"/tokens/{made[2]['$id']}", key=True).status_code == 200
+
+
 def test_update_expiry_takes_effect(api, private):
     bucket, a, _ = private
     token = api.call("POST", f"/tokens/buckets/{bucket['$id']}/files/{a['$id']}", json={}, key=True).json()

@@ -24,6 +24,13 @@ SWITCHES = {
     "invites": ("auth_invites", "team invitations"),
     "jwt": ("auth_jwt", "JWTs"),
     "phone": ("auth_phone", "phone sign-in"),
+    # Team member privacy: what signed-in users (not API keys) see of a team's members.
+    "memberships_user_name": ("memberships_user_name", "members see each other's names"),
+    "memberships_user_email": ("memberships_user_email", "members see each other's emails"),
+    "memberships_mfa": ("memberships_mfa", "members see each other's MFA status"),
+    "memberships_user_id": ("memberships_user_id", "members see each other's user IDs"),
+    "memberships_user_phone": ("memberships_user_phone", "members see each other's phone numbers"),
+    "memberships_user_accessed_at": ("memberships_user_accessed_at", "members see each other's last access"),
 }
 
 

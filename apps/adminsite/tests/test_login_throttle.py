@@ -11,7 +11,7 @@ import random
 import pytest
 
 from apps.adminsite.tests.signin import admin_login, make_staff, signed_in, stored_hash
-from conftest import start_server
+from conftest import PrivateRedis, free_port, start_server
 
 LIMIT, WINDOW = 10, 900  # apps/abuse/rules.py "admin.login"
 INVALID = "Please enter the correct username and password for a staff account."
@@ -77,3 +77,22 @@ def test_a_good_sign_in_does_not_reset_the_address(admin_server, django_db_block
         if round_ == 0:
             assert signed_in(admin_login(admin_server, mine, mine_password, ip))
     assert admin_login(admin_server, mine, mine_password, ip).status_code == 429
+
+
+def test_store_down_refuses_sign_in_without_checking(live_env, django_db_blocker):
+    """The limiter's Redis unreachable: the rule fails closed, so the sign-in is refused (503, the
+    form with its error) and the password is not checked, a correct one included."""
+    redis_server = PrivateRedis(free_port())
+    redis_server.start()
+    server = start_server("asgi", {**live_env, "REDIS_URL": redis_server.url, "REDIS_TIMEOUT": "0.5"})
+    try:
+        username, password = make_staff(django_db_blocker, appwrite_hash=True)
+        before = stored_hash(django_db_blocker, username)
+        redis_server.stop()
+        refused = admin_login(server, username, password)
+        assert refused.status_code == 503 and not signed_in(refused)
+        assert "Sign-in is temporarily unavailable" in refused.text and int(refused.headers["Retry-After"]) >= 1
+        assert stored_hash(django_db_blocker, username) == before
+    finally:
+        server.stop()
+        redis_server.stop()

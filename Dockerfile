@@ -39,9 +39,9 @@ WORKDIR /app
 # Code and static files stay owned by root: the app user can read, not change them.
 COPY . /app
 COPY --from=icons /icons/node_modules /app/apps/avatars/assets/node_modules
-# Settings load without SECRET_KEY here: the key they generate goes to /tmp and is deleted, so no
-# key is baked into the image (at run time SECRET_KEY comes from the environment).
-RUN SECRET_KEY_FILE=/tmp/build-secret-key python manage.py collectstatic --noinput && rm -f /tmp/build-secret-key
+# A throw-away key for this step only, so that settings load without generating a key file that
+# would be baked into the image (at run time SECRET_KEY comes from the environment).
+RUN SECRET_KEY="$(python -c 'import secrets; print(secrets.token_urlsafe(64))')" python manage.py collectstatic --noinput
 USER app
 EXPOSE 8000
 VOLUME ["/data/files"]

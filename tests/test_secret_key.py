@@ -26,7 +26,7 @@ SHOW = ("import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'backend.sett
 
 def _load(**env) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items()
-            if k not in ("SECRET_KEY", "SECRET_KEY_FILE", "SQLITE_PATH", "APP_ENV", "ALLOWED_HOSTS", "DEBUG")}
+            if k not in ("SECRET_KEY", "SQLITE_PATH", "APP_ENV", "ALLOWED_HOSTS", "DEBUG")}
     return subprocess.run([sys.executable, "-c", SHOW], cwd=ROOT, env={**base, **env}, capture_output=True,
                           text=True, timeout=60)
 
@@ -56,12 +56,9 @@ def test_processes_starting_together_agree_on_one_key(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["secret_key"]  # no temporary file left
 
 
-def test_configured_key_and_key_file_are_used(tmp_path):
+def test_a_configured_key_is_used_and_no_file_is_made(tmp_path):
     assert _load(SECRET_KEY="k" * 50, SQLITE_PATH=str(tmp_path / "db.sqlite3")).stdout.split()[0] == "k" * 50
     assert not (tmp_path / "secret_key").exists()
-    chosen = tmp_path / "keys" / "api.key"
-    out = _load(SECRET_KEY_FILE=str(chosen))
-    assert out.returncode == 0 and out.stdout.split() == [chosen.read_text().strip(), str(chosen)]
 
 
 def test_an_unusable_key_file_stops_the_start(tmp_path):

@@ -46,7 +46,7 @@ if SQLITE_SYNCHRONOUS not in ("OFF", "NORMAL", "FULL", "EXTRA"):
 # The embedded database's file (used without DATABASE_URL). Its folder is the data folder of a
 # development install: the generated SECRET_KEY is kept there too (backend/settings/secretkey.py).
 SQLITE_PATH = _env("SQLITE_PATH", str(BASE_DIR / "db.sqlite3"))
-SECRET_KEY_FILE = _env("SECRET_KEY_FILE", str(Path(SQLITE_PATH).resolve().parent / "secret_key"))
+SECRET_KEY_FILE = str(Path(SQLITE_PATH).resolve().parent / "secret_key")
 
 if DATABASE_URL:
     _db = dj_database_url.parse(DATABASE_URL)

@@ -1,8 +1,8 @@
 """The development ``SECRET_KEY``: generated once, kept in a file beside the embedded database.
 
 Without ``SECRET_KEY`` in the environment (never in production: ``APP_ENV=production`` refuses to
-start without it), the key is read from ``SECRET_KEY_FILE`` (default: ``secret_key`` in the folder
-of ``SQLITE_PATH``). On the first start the file does not exist: a random key is made
+start without it), the key is read from ``secret_key`` in the folder of ``SQLITE_PATH`` (the
+setting ``SECRET_KEY_FILE``). On the first start the file does not exist: a random key is made
 (``secrets.token_urlsafe(64)``, 512 bits), written with mode 0600 and announced once on stderr
 (logging is not configured yet while settings load). Later starts, and every other process on
 the same folder, read the same key, so JWTs and admin sessions survive restarts and are
@@ -38,7 +38,7 @@ def development_secret_key(path: Path) -> str:
         key = _create(path)
     except OSError as exc:
         raise ImproperlyConfigured(f"SECRET_KEY is not set and {path} cannot be read ({exc}). "
-                                   "Set SECRET_KEY, or SECRET_KEY_FILE to a readable file.") from None
+                                   "Set SECRET_KEY, or make the file readable.") from None
     if len(key) < MIN_LENGTH:
         raise ImproperlyConfigured(f"{path} holds no usable SECRET_KEY (fewer than {MIN_LENGTH} characters). "
                                    "Delete it to have a new key generated, or set SECRET_KEY.")
@@ -60,7 +60,7 @@ def _create(path: Path) -> str:
         return path.read_text(encoding="utf-8").strip()
     except OSError as exc:
         raise ImproperlyConfigured(f"SECRET_KEY is not set and no key could be saved to {path} ({exc}). "
-                                   "Set SECRET_KEY, or SECRET_KEY_FILE to a writable place.") from None
+                                   "Set SECRET_KEY, or SQLITE_PATH to a writable folder.") from None
     print(f"SECRET_KEY is not set: generated a new random key and saved it to {path} "
           "(reused on later starts; set SECRET_KEY in production).", file=sys.stderr, flush=True)
     return key

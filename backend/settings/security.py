@@ -79,7 +79,8 @@ PASSWORD_HASHERS = [
 
 # Staff passwords (the Django admin's accounts: createsuperuser, changepassword, the admin's
 # password forms). Product users have their own per-project policy (apps/accounts/password_policy.py).
-STAFF_PASSWORD_MIN_LENGTH = _env_int("STAFF_PASSWORD_MIN_LENGTH", 12, minimum=8)
+# 12 characters: these accounts can read and change every project's data.
+STAFF_PASSWORD_MIN_LENGTH = 12
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",

@@ -39,7 +39,9 @@ WORKDIR /app
 # Code and static files stay owned by root: the app user can read, not change them.
 COPY . /app
 COPY --from=icons /icons/node_modules /app/apps/avatars/assets/node_modules
-RUN python manage.py collectstatic --noinput
+# A throw-away key for this step only, so that settings load without generating a key file that
+# would be baked into the image (at run time SECRET_KEY comes from the environment).
+RUN SECRET_KEY="$(python -c 'import secrets; print(secrets.token_urlsafe(64))')" python manage.py collectstatic --noinput
 USER app
 EXPOSE 8000
 VOLUME ["/data/files"]

@@ -29,6 +29,18 @@ pytest_plugins = ["tests.peers"]
 ARTIFACTS = ROOT / "artifacts"
 
 
+# argon2 parameters of the suite's servers (see live_env): distinct from both the production
+# default and Appwrite's t=4, m=2048, p=3, so a test can tell which parameters made a hash.
+TEST_ARGON2 = {"ARGON2_TIME_COST": "1", "ARGON2_MEMORY_COST_KIB": "4096", "ARGON2_PARALLELISM": "1"}
+
+
+def argon2_prefix(env: dict[str, str]) -> str:
+    """The start of the hashes a server started with ``env`` (``live_env`` or a copy) makes:
+    ``argon2$argon2id$v=19$m=<KiB>,t=<iterations>,p=<lanes>$``."""
+    return (f"argon2$argon2id$v=19$m={env['ARGON2_MEMORY_COST_KIB']},t={env['ARGON2_TIME_COST']},"
+            f"p={env['ARGON2_PARALLELISM']}$")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -159,8 +171,8 @@ def django_db_setup(django_test_environment, django_db_blocker):
 
 @pytest.fixture(scope="session")
 def live_env(django_db_setup, django_db_blocker, tmp_path_factory) -> dict[str, str]:
-    """Environment for server processes: the pytest-django test database, same Redis, and a
-    temporary STORAGE_ROOT (file bytes never land in the repository)."""
+    """Environment for server processes: the pytest-django test database, same Redis, the test
+    process's SECRET_KEY, and a temporary STORAGE_ROOT (file bytes never land in the repository)."""
     from django.conf import settings
     from django.db import connection
 
@@ -181,6 +193,16 @@ def live_env(django_db_setup, django_db_blocker, tmp_path_factory) -> dict[str, 
     env.setdefault("DB_POOL_MIN_SIZE", "0")
     env.setdefault("DB_POOL_MAX_SIZE", "4")
     env.setdefault("DB_POOL_MAX_IDLE", "30")
+    # Cheap password hashing for the servers of the suite, which creates and signs in thousands
+    # of users: the production default (OWASP's argon2id, about 30 ms of CPU per hash) added half
+    # again to the CPU time of the account tests on the 2-core test machine. These are the
+    # settings' own ARGON2_* overrides, so exporting ARGON2_* runs the suite at other costs; the
+    # tests of the defaults and of re-hashing start servers without them (TEST_ARGON2 names them).
+    for name, value in TEST_ARGON2.items():
+        env.setdefault(name, value)
+    # One signing key for the test process and every server of the session, whichever data folder
+    # a server is given: sessions, JWTs and file tokens made by one are checked by the others.
+    env["SECRET_KEY"] = settings.SECRET_KEY
     env["STORAGE_ROOT"] = str(tmp_path_factory.mktemp("storage"))
     env.pop("STORAGE_UPLOAD_DIR", None)
     env["PYTHONUNBUFFERED"] = "1"
@@ -205,6 +227,15 @@ def wsgi_server(live_env):
 def naive_server(live_env):
     """The ASGI build with /v1 served through Django's ASGI handler (``V1_ADAPTER=django``)."""
     server = start_server("asgi", {**live_env, "V1_ADAPTER": "django"})
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def default_hashing_server(live_env):
+    """An ASGI server of the module's own with the production argon2 parameters (``live_env``
+    without the suite's cheap :data:`TEST_ARGON2`)."""
+    server = start_server("asgi", {k: v for k, v in live_env.items() if k not in TEST_ARGON2})
     yield server
     server.stop()
 

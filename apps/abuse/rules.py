@@ -46,6 +46,7 @@ files.delete                60 / 60 s    ip, method, url, userId               o
 tokens.create               60 / 60 s    ip, method, url, userId               open
 tokens.update               60 / 60 s    ip, method, url, userId               open
 teams.membership.create     10 / 3600 s  url, ip                               open
+admin.login                 10 / 900 s   ip; param.username                    closed
 =========================== ============ ===================================== ======
 
 Beyond Appwrite's table: ``account.email`` (Appwrite's route checks the password with no limit)
@@ -53,13 +54,19 @@ and the second counter of ``account.session.token``, one budget per user whateve
 guessing a 6-digit code from many addresses gets no more tries than from one. See
 docs/security-accounts.md.
 
+``admin.login`` is this project's own (Appwrite has no Django admin): it guards the staff sign-in
+at ``/admin/login/`` and counts *failed* sign-ins only (``apps.adminsite.throttle``), one counter
+per client IP and one per username (trimmed, lower-cased); a good sign-in clears its username's
+counter. Its counters are scoped to ``_admin`` instead of a project.
+
 Key parts: ``url`` = ``/v1`` + the endpoint's route pattern (``/v1/account/sessions/{sessionId}``,
 so one budget covers every id; Appwrite also prepends the Host header, which a client controls,
 so we leave it out), ``ip`` = the client IP (trusted-proxy aware), ``userId`` = the signed-in
 user's id (empty for guests and keys), ``method`` = the HTTP method, ``email`` = the ``email``
 parameter, trimmed and lower-cased, ``chunkId`` = the upload chunk index from ``Content-Range``
 (``start // 5 MiB``, 0 without the header), ``param.<name>`` = the request parameter ``<name>``
-(Appwrite's ``{param-<name>}``, e.g. ``param.userId``). Every counter is also scoped to the project,
+(Appwrite's ``{param-<name>}``, e.g. ``param.userId``; ``param.username`` is the admin sign-in
+form's username). Every counter is also scoped to the project,
 as Appwrite keeps its counters in each project's database.
 
 Overrides (``backend/settings/security.py``): ``ABUSE_LIMIT_MULTIPLIER`` scales every default limit;
@@ -75,7 +82,9 @@ from functools import cache
 
 URL, IP, USER_ID, METHOD, EMAIL, CHUNK_ID = "url", "ip", "userId", "method", "email", "chunkId"
 PARAM_USER_ID, PARAM_PHONE, PARAM_CHALLENGE_ID = "param.userId", "param.phone", "param.challengeId"
-KEY_PARTS = frozenset({URL, IP, USER_ID, METHOD, EMAIL, CHUNK_ID, PARAM_USER_ID, PARAM_PHONE, PARAM_CHALLENGE_ID})
+PARAM_USERNAME = "param.username"
+KEY_PARTS = frozenset({URL, IP, USER_ID, METHOD, EMAIL, CHUNK_ID, PARAM_USER_ID, PARAM_PHONE, PARAM_CHALLENGE_ID,
+                       PARAM_USERNAME})
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +179,13 @@ def _table() -> list[Rule]:
         # Invitations mail whoever they name: Appwrite's route default key (url, ip).
         Rule("teams.membership.create", 10, _HOUR, ((URL, IP),), ("POST /v1/teams/{teamId}/memberships",)),
     ]
-    return account + data + files + tokens + teams
+    admin = [
+        # Guessing a staff password at the Django admin: failed sign-ins per client IP and per
+        # username (apps/adminsite/throttle.py); fail closed like the API's password routes.
+        Rule("admin.login", 10, 15 * _MINUTE, ((IP,), (PARAM_USERNAME,)), ("POST /admin/login/",),
+             fail_closed=True),
+    ]
+    return account + data + files + tokens + teams + admin
 
 
 DEFAULT_RULES: dict[str, Rule] = {rule.name: rule for rule in _table()}

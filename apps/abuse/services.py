@@ -66,21 +66,15 @@ async def abuse_check(ctx) -> After | None:
         return None
     exempt = ctx.auth.is_key
     keys = [counter_key(ctx, rule, parts) for parts in rule.keys]
-    try:
-        if _store.skipping():
-            raise _Skipped
-        counts = await ctx.kv.hit_windows(keys, rule.window, 0 if exempt else 1)
-    except Exception as exc:  # the store is down, slow, or misbehaving: never a 500
-        _store.failed(exc, rule)
+    counts = await store_hits(ctx.kv, rule, keys, 0 if exempt else 1)
+    if counts is None:
         if rule.fail_closed and not exempt:
-            retry = max(1, math.ceil(settings.ABUSE_KV_RETRY_SECONDS))
             raise AppwriteError(
                 "general_service_unavailable",
                 "Rate limiting is temporarily unavailable for this endpoint. Please try again shortly.",
-                headers={"Retry-After": str(retry)},
-            ) from None
+                headers={"Retry-After": str(retry_after_unavailable())},
+            )
         return None
-    _store.succeeded()
 
     count, left_ms = max(counts, key=lambda c: (c[0], c[1]))
     now = time.time()
@@ -96,6 +90,31 @@ async def abuse_check(ctx) -> After | None:
     if rule.reset_on:
         return _resetter(ctx, rule, keys)
     return None
+
+
+async def store_hits(kv, rule: Rule, keys: list[str], add: int) -> list[tuple[int, int]] | None:
+    """``kv.hit_windows(keys, rule.window, add)`` through this process's memory of store failures.
+
+    Returns one ``(count, milliseconds left in the window)`` per key, or ``None`` when the store
+    is unavailable (the error is logged, rate-limited, and the store is skipped for
+    ``ABUSE_KV_RETRY_SECONDS``); the caller applies ``rule.fail_closed``. Never raises for a
+    store error. Shared by the /v1 check and the admin's sign-in throttle
+    (``apps.adminsite.throttle``).
+    """
+    try:
+        if _store.skipping():
+            raise _Skipped
+        counts = await kv.hit_windows(keys, rule.window, add)
+    except Exception as exc:  # the store is down, slow, or misbehaving: never a 500
+        _store.failed(exc, rule)
+        return None
+    _store.succeeded()
+    return counts
+
+
+def retry_after_unavailable() -> int:
+    """Seconds to tell a client refused because the store is unavailable (``Retry-After``)."""
+    return max(1, math.ceil(settings.ABUSE_KV_RETRY_SECONDS))
 
 
 def _resetter(ctx, rule: Rule, keys: list[str]) -> After:

@@ -34,12 +34,15 @@ from django.contrib.auth.hashers import Argon2PasswordHasher, BasePasswordHasher
 
 
 class AppwriteArgon2Hasher(Argon2PasswordHasher):
-    """argon2id with parameters from settings (default: Appwrite's t=4, m=2 MiB, p=3).
+    """argon2id with parameters from settings (``ARGON2_*``; default OWASP's minimum: t=2,
+    m=19 MiB, p=1), for product users and staff alike.
 
-    Appwrite source: ``src/Appwrite/Auth/Hash/Argon2.php``. Cost per check on the reference
-    machine is in the README ("Password hashing"); rerun ``python manage.py hashcost``.
-    Imported argon2 hashes (argon2i/argon2d/argon2id, any parameters) verify too; ``must_update``
-    is true for those whose parameters are not the server's.
+    Hashes made with Appwrite's parameters (t=4, m=2 MiB, p=3: ``src/Appwrite/Auth/Hash/
+    Argon2.php``, this server's former default) and imported argon2 hashes (argon2i/argon2d/
+    argon2id, any parameters) verify too; ``must_update`` is true for those whose parameters are
+    not the server's, so they are re-hashed at the next good sign-in (product users:
+    ``services.password_verify_and_upgrade``; staff: Django's ``check_password``). Cost per hash:
+    docs/security-admin-and-secrets.md; rerun ``python manage.py hashcost``.
     """
 
     algorithm = "argon2"

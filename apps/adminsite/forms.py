@@ -1,12 +1,14 @@
 """Form fields for lists of strings that the admin edits as text, one item a line, instead of a
-JSON array typed into a box."""
+JSON array typed into a box; and the admin's throttled sign-in form."""
 
 from __future__ import annotations
 
 import pydantic
 from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 
+from apps.adminsite import throttle
 from apps.core import permissions
 from apps.core.errors import AppwriteError
 
@@ -62,3 +64,42 @@ class PermissionsField(LinesField):
             return permissions.normalize(lines, self.actions)
         except AppwriteError as exc:
             raise ValidationError(exc.message) from None
+
+
+class ThrottledLoginForm(AdminAuthenticationForm):
+    """The admin's sign-in form, with failed sign-ins limited per client IP and per username
+    (:mod:`apps.adminsite.throttle`). While a counter is at its limit the password is not
+    checked, a correct one included, and the form shows :attr:`refusal`'s message;
+    :class:`apps.adminsite.site.ProductAdminSite` then answers 429 (503 when the limiter's store
+    is unavailable) with ``Retry-After``."""
+
+    refusal: throttle.Refused | None = None
+    error_messages = {
+        **AdminAuthenticationForm.error_messages,
+        "locked": "Too many failed sign-in attempts for this account or from this address. "
+                  "Try again in %(minutes)s minute(s).",
+        "unavailable": "Sign-in is temporarily unavailable (the rate limiter cannot be reached). "
+                       "Try again shortly.",
+    }
+
+    def clean(self):
+        username = self.cleaned_data.get("username")
+        password = self.cleaned_data.get("password")
+        if username is None or not password:
+            return self.cleaned_data
+        try:
+            attempt = throttle.begin(self.request, username)
+        except throttle.Refused as refused:
+            self.refusal = refused
+            raise ValidationError(self.error_messages[refused.reason], code=refused.reason,
+                                  params={"minutes": max(1, -(-refused.retry_after // 60))}) from None
+        try:
+            super().clean()
+        except ValidationError:
+            attempt.failed()
+            raise
+        except BaseException:
+            attempt.abandoned()
+            raise
+        attempt.succeeded()
+        return self.cleaned_data

@@ -1,5 +1,5 @@
-"""The admin site: the product's name, a home page with the server's health, and a "View site"
-link that leads somewhere real."""
+"""The admin site: the product's name, a home page with the server's health, a "View site"
+link that leads somewhere real, and a sign-in limited against password guessing."""
 
 from __future__ import annotations
 
@@ -30,6 +30,24 @@ class ProductAdminSite(AdminSite):
     @property
     def site_url(self) -> str | None:
         return "/demo/" if settings.DEMO_ENABLED else None
+
+    @property
+    def login_form(self):
+        from apps.adminsite.forms import ThrottledLoginForm  # imports auth models: not at import time
+
+        return ThrottledLoginForm
+
+    def login(self, request, extra_context=None):
+        """Django's admin sign-in with :class:`apps.adminsite.forms.ThrottledLoginForm`; a sign-in
+        refused by the throttle is the form with its error, answered 429 (503 when the limiter's
+        store is unavailable) with ``Retry-After`` in seconds."""
+        response = super().login(request, extra_context)
+        form = (getattr(response, "context_data", None) or {}).get("form")
+        refusal = getattr(form, "refusal", None)
+        if refusal is not None:
+            response.status_code = 429 if refusal.reason == "locked" else 503
+            response["Retry-After"] = str(refusal.retry_after)
+        return response
 
     def index(self, request, extra_context=None):
         return super().index(request, {"server": health.snapshot(), **(extra_context or {})})

@@ -40,7 +40,9 @@ class KV:
 
     async def hit_windows(self, keys: list[str], window: int, add: int = 1) -> list[tuple[int, int]]:  # pragma: no cover
         """Fixed-window counters, atomically, in one round trip: add ``add`` to each key (``0`` =
-        only read), starting a ``window``-second expiry on a key that has none.
+        only read), starting a ``window``-second expiry on a key that has none. A negative ``add``
+        gives back hits counted earlier (a reservation that turned out not to count); it never
+        creates a key, so a give-back after the window ended changes nothing.
 
         Returns one ``(count, milliseconds until the window ends)`` per key; a missing key read
         with ``add=0`` is ``(0, window * 1000)``.
@@ -123,7 +125,7 @@ class Memory(KV):
                 count, expires = (0, now + window) if item is None else (int(item[0]), item[1])
                 if expires is None:
                     expires = now + window
-                if add:
+                if add > 0 or (add < 0 and item is not None):
                     count += add
                     self._data[key] = (str(count).encode(), expires)
                     self._wrote(now)
@@ -132,7 +134,8 @@ class Memory(KV):
         return out
 
 
-# KEYS: the counters; ARGV[1]: amount to add (0 = read only); ARGV[2]: window in ms.
+# KEYS: the counters; ARGV[1]: amount to add (0 = read only; negative = give back, only to a key
+# that exists); ARGV[2]: window in ms.
 # INCRBY and PEXPIRE run in one script, so no key is ever left without a TTL and concurrent hits
 # are serialised by Redis (never GET-then-SET).
 _HIT_WINDOWS = """
@@ -141,7 +144,7 @@ local window = tonumber(ARGV[2])
 local out = {}
 for i, key in ipairs(KEYS) do
   local count
-  if add > 0 then
+  if add > 0 or (add < 0 and redis.call('EXISTS', key) == 1) then
     count = redis.call('INCRBY', key, add)
   else
     count = tonumber(redis.call('GET', key) or '0')

@@ -3,7 +3,9 @@
 Every variable is read, cast and validated here; other modules read ``django.conf.settings``.
 With neither ``DATABASE_URL`` nor ``REDIS_URL`` set the server runs on the embedded default
 (SQLite and the in-process cache). ``APP_ENV=production`` turns on the strict checks:
-``SECRET_KEY`` and ``ALLOWED_HOSTS`` are required and ``DEBUG`` must be off.
+``SECRET_KEY``, ``ALLOWED_HOSTS`` and ``PUBLIC_URL`` are required and ``DEBUG`` must be off.
+Elsewhere a missing ``SECRET_KEY`` is generated once and kept in ``SECRET_KEY_FILE``
+(``backend.settings.secretkey``).
 
 This module holds Django's own settings; one module per sub-domain holds the rest:
 ``data`` (PostgreSQL/SQLite, Redis, caches), ``security`` (rate limits, passwords, sessions),
@@ -33,9 +35,6 @@ if PRODUCTION:
         )
     if DEBUG:
         raise ImproperlyConfigured("DEBUG must be off when APP_ENV=production.")
-elif not SECRET_KEY:
-    # Development only: a fixed, public key so that several local processes agree on JWTs.
-    SECRET_KEY = "insecure-development-key-do-not-use-in-production-0123456789abcdef"
 
 ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["*"])
 if PRODUCTION and not ALLOWED_HOSTS:
@@ -142,6 +141,16 @@ from backend.settings.security import *  # noqa: E402,F403
 from backend.settings.services import *  # noqa: E402,F403
 from backend.settings.serving import *  # noqa: E402,F403
 from backend.settings.storage import *  # noqa: E402,F403
+
+if not SECRET_KEY:
+    # Development only (production stopped above): a random key generated on the first start and
+    # kept beside the embedded database, so restarts and sibling processes agree on JWTs.
+    from pathlib import Path
+
+    from backend.settings.data import SECRET_KEY_FILE
+    from backend.settings.secretkey import development_secret_key
+
+    SECRET_KEY = development_secret_key(Path(SECRET_KEY_FILE))
 
 # --- The admin behind a TLS-terminating proxy ------------------------------------------------
 # Django believes X-Forwarded-Proto: https (SECURE_PROXY_SSL_HEADER), but only because

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -42,6 +43,11 @@ SQLITE_SYNCHRONOUS = _env("SQLITE_SYNCHRONOUS", "NORMAL").upper()
 if SQLITE_SYNCHRONOUS not in ("OFF", "NORMAL", "FULL", "EXTRA"):
     raise ImproperlyConfigured("SQLITE_SYNCHRONOUS must be OFF, NORMAL, FULL or EXTRA.")
 
+# The embedded database's file (used without DATABASE_URL). Its folder is the data folder of a
+# development install: the generated SECRET_KEY is kept there too (backend/settings/secretkey.py).
+SQLITE_PATH = _env("SQLITE_PATH", str(BASE_DIR / "db.sqlite3"))
+SECRET_KEY_FILE = str(Path(SQLITE_PATH).resolve().parent / "secret_key")
+
 if DATABASE_URL:
     _db = dj_database_url.parse(DATABASE_URL)
     if _db["ENGINE"] != "django.db.backends.postgresql":
@@ -62,7 +68,6 @@ if DATABASE_URL:
     }
     DATABASES = {"default": _db}
 else:
-    SQLITE_PATH = _env("SQLITE_PATH", str(BASE_DIR / "db.sqlite3"))
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",

@@ -1,4 +1,5 @@
-"""Abuse checks (rate limits), password hashing, sessions and JWTs."""
+"""Abuse checks (rate limits, the admin's sign-in throttle), password hashing and staff password
+rules, sessions and JWTs."""
 
 from __future__ import annotations
 
@@ -55,11 +56,14 @@ ABUSE_KV_RETRY_SECONDS = _env_float("ABUSE_KV_RETRY_SECONDS", 1.0)
 ABUSE_LOG_INTERVAL = _env_float("ABUSE_LOG_INTERVAL", 60.0)
 
 # --- Passwords --------------------------------------------------------------------------------
-# argon2id with Appwrite's own parameters (appwrite src/Appwrite/Auth/Hash/Argon2.php:
-# time cost 4, memory 2 MiB, 3 lanes). Measured cost per check: see docs/password-hashing.md.
-ARGON2_TIME_COST = _env_int("ARGON2_TIME_COST", 4, minimum=1)
-ARGON2_MEMORY_COST_KIB = _env_int("ARGON2_MEMORY_COST_KIB", 2048, minimum=8)
-ARGON2_PARALLELISM = _env_int("ARGON2_PARALLELISM", 3, minimum=1)
+# argon2id for product users and staff alike, at OWASP's Password Storage Cheat Sheet minimum
+# (19 MiB of memory, 2 iterations, 1 lane). Appwrite itself uses t=4, m=2 MiB, p=3; hashes made
+# with those (or any other argon2 parameters) still verify and are re-hashed with these at the
+# user's next good sign-in (apps/accounts/services.py; staff: Django's check_password).
+# Measured cost per hash: docs/security-admin-and-secrets.md ("Password hashing").
+ARGON2_TIME_COST = _env_int("ARGON2_TIME_COST", 2, minimum=1)
+ARGON2_MEMORY_COST_KIB = _env_int("ARGON2_MEMORY_COST_KIB", 19456, minimum=8)
+ARGON2_PARALLELISM = _env_int("ARGON2_PARALLELISM", 1, minimum=1)
 PASSWORD_HASHERS = [
     "apps.accounts.hashers.AppwriteArgon2Hasher",
     "django.contrib.auth.hashers.PBKDF2PasswordHasher",
@@ -71,6 +75,18 @@ PASSWORD_HASHERS = [
     "apps.accounts.hashers.PHPassHasher",
     "apps.accounts.hashers.ScryptHasher",
     "apps.accounts.hashers.ScryptModifiedHasher",
+]
+
+# Staff passwords (the Django admin's accounts: createsuperuser, changepassword, the admin's
+# password forms). Product users have their own per-project policy (apps/accounts/password_policy.py).
+# 12 characters: these accounts can read and change every project's data.
+STAFF_PASSWORD_MIN_LENGTH = 12
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+     "OPTIONS": {"min_length": STAFF_PASSWORD_MIN_LENGTH}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 # --- Accounts ---------------------------------------------------------------------------------

@@ -61,6 +61,19 @@ OWN_RULES = {
 }
 
 
+# This project's own rules (no Appwrite counterpart): the Django admin's sign-in.
+PROJECT_DEFAULTS = {
+    "admin.login": (10, 900, (("ip",), ("param.username",))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROJECT_DEFAULTS))
+def test_project_rules(name):
+    rule = rules.DEFAULT_RULES[name]
+    assert (rule.limit, rule.window, rule.keys) == PROJECT_DEFAULTS[name]
+    assert all(part in rules.KEY_PARTS for spec in rule.keys for part in spec)
+
+
 @pytest.mark.parametrize("name", sorted(LIFECYCLE_DEFAULTS) + sorted(OWN_RULES))
 def test_multi_counter_and_own_rules(name):
     rule = rules.DEFAULT_RULES[name]
@@ -77,7 +90,8 @@ def test_default_table_matches_appwrite(name):
 
 
 def test_table_has_exactly_the_documented_rules():
-    assert set(rules.DEFAULT_RULES) == set(APPWRITE_DEFAULTS) | set(LIFECYCLE_DEFAULTS) | set(OWN_RULES)
+    assert set(rules.DEFAULT_RULES) == (set(APPWRITE_DEFAULTS) | set(LIFECYCLE_DEFAULTS) | set(OWN_RULES)
+                                        | set(PROJECT_DEFAULTS))
     for name in rules.DEFAULT_RULES:
         assert f"\n{name} " in rules.__doc__, f"{name} missing from the module docstring"
 
@@ -86,7 +100,7 @@ def test_fail_modes_and_reset():
     closed = {n for n, r in rules.DEFAULT_RULES.items() if r.fail_closed}
     assert closed == {"account.session.email", "account.password", "account.email", "account.session.token",
                       "account.verification.update", "account.verification.phone.update", "account.recovery.update",
-                      "account.mfa.challenge.update"}
+                      "account.mfa.challenge.update", "admin.login"}
     assert rules.DEFAULT_RULES["account.session.token"].reset_on == {201}
     assert rules.DEFAULT_RULES["account.session.email"].reset_on == {201}
 
@@ -204,6 +218,15 @@ def test_memory_windows_expire_and_peek():
     assert run_sync(store.hit_windows(["k"], 60))[0][0] == 1
 
 
+def test_memory_give_back_never_creates_a_counter():
+    store = kv.Memory()
+    assert run_sync(store.hit_windows(["k"], 60, -1))[0][0] == 0
+    assert "k" not in store._data
+    run_sync(store.hit_windows(["k"], 60, 2))
+    assert run_sync(store.hit_windows(["k"], 60, -1))[0][0] == 1
+    assert run_sync(store.hit_windows(["k"], 60, 0))[0][0] == 1
+
+
 def test_memory_sweeps_expired_keys():
     store = kv.Memory()
     store.SWEEP_EVERY = 10
@@ -234,6 +257,31 @@ def test_redis_sync_counter_has_ttl_and_peek_does_not_count(redis_url):
     assert count == 1 and 59000 < left <= 60000
     assert 0 < redis.Redis.from_url(redis_url).pttl(key) <= 60000
     run_sync(store.delete(key))
+
+
+@pytest.mark.parametrize("client", ["sync", "async"])
+def test_redis_give_back_keeps_the_window_and_never_creates_a_counter(redis_url, client):
+    """A negative ``add`` takes back hits (the admin's throttle returns the reservation of a
+    sign-in that did not fail); on a missing key it reads 0 and writes nothing."""
+    import redis
+
+    async def main():
+        store = kv.RedisSync(redis_url) if client == "sync" else kv.RedisAsync(redis_url)
+        key = f"abuse:test:{uuid.uuid4().hex}"
+        try:
+            missing = await store.hit_windows([key], 60, -1)
+            exists = redis.Redis.from_url(redis_url).exists(key)
+            await store.hit_windows([key], 60, 3)
+            back = await store.hit_windows([key], 60, -1)
+            ttl = redis.Redis.from_url(redis_url).pttl(key)
+            await store.delete(key)
+        finally:
+            await store.close()
+        return missing, exists, back, ttl
+
+    missing, exists, back, ttl = asyncio.run(main())
+    assert missing == [(0, 60000)] and exists == 0
+    assert back[0][0] == 2 and 0 < ttl <= 60000
 
 
 def test_redis_async_concurrent_hits_are_exact(redis_url):

@@ -16,7 +16,7 @@ import argon2
 import bcrypt
 import pytest
 
-from conftest import Api
+from conftest import Api, argon2_prefix
 
 FIREBASE = {  # firebase/scrypt README: project hash parameters and user1's exported record
     "passwordSignerKey": "jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA==",
@@ -61,7 +61,7 @@ CASES = _cases()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_imported_hash_signs_in_and_is_upgraded(api: Api, sql, case):
+def test_imported_hash_signs_in_and_is_upgraded(api: Api, sql, live_env, case):
     _, route, password, body = case
     email = f"imp{time.monotonic_ns()}@example.com"
     r = api.call("POST", f"/users/{route}", key=True, json={"userId": "unique()", "email": email, "name": "Imp", **body})
@@ -79,13 +79,14 @@ def test_imported_hash_signs_in_and_is_upgraded(api: Api, sql, case):
     assert good.status_code == 201, good.text
     upgraded, password_update = sql("SELECT password, password_update FROM accounts_user WHERE uid = %s",
                                     (user["$id"],))[0]
-    assert upgraded.startswith("argon2$argon2id$v=19$m=2048,t=4,p=3$"), upgraded
+    assert upgraded.startswith(argon2_prefix(live_env)), upgraded
     assert password_update == stored[1], "an upgrade is not a password change"
     again = api.call("POST", "/account/sessions/email", json={"email": email, "password": password})
     assert again.status_code == 201, again.text
     shown = api.call("GET", f"/users/{user['$id']}", key=True).json()
-    assert shown["hash"] == "argon2" and shown["hashOptions"] == {"type": "argon2", "memoryCost": 2048, "timeCost": 4,
-                                                                   "threads": 3}
+    assert shown["hash"] == "argon2" and shown["hashOptions"] == {
+        "type": "argon2", "memoryCost": int(live_env["ARGON2_MEMORY_COST_KIB"]),
+        "timeCost": int(live_env["ARGON2_TIME_COST"]), "threads": int(live_env["ARGON2_PARALLELISM"])}
 
 
 BAD = [

@@ -73,6 +73,15 @@ def test_compose_rendering_is_valid(tmp_path):
     assert "resolver 127.0.0.11 valid=5s" in rendered and "set $lb_api http://api:8000;" in rendered
     assert "client_max_body_size 5505024;" in rendered and "listen 8080;" in rendered
     assert "${" not in rendered and main.exists()
+    # Upgrades are forwarded for the realtime websocket only: every other location inherits
+    # `Connection ""` and no Upgrade (nginx passes neither hop-by-hop field unless told), so an
+    # Upgrade header on any other path never reaches a server process (docs/reliability-http.md).
+    realtime = re.search(r"location /v1/realtime \{(.*?)\n    \}", rendered, re.S).group(1)
+    assert "proxy_set_header Upgrade $http_upgrade;" in realtime
+    assert "proxy_set_header Connection $lb_connection_upgrade;" in realtime
+    elsewhere = rendered.replace(realtime, "")
+    assert "Upgrade" not in elsewhere.replace("$http_upgrade $lb_connection_upgrade", "")
+    assert 'proxy_set_header Connection "";' in elsewhere
 
 
 def test_requests_are_spread_over_replicas(cluster):
@@ -145,6 +154,17 @@ def test_overload_is_503_json(cluster):
             assert json.loads(text) == {"message": "The server is temporarily overloaded. Please try again shortly.",
                                         "code": 503, "type": "general_service_unavailable",
                                         "version": settings.APPWRITE_VERSION}
+
+
+def test_upgrade_headers_are_not_forwarded_outside_realtime(cluster):
+    """An ``Upgrade: websocket`` on an API path reaches the replica as a plain request (nginx
+    drops the hop-by-hop fields), so the API's 400 for a misplaced upgrade never shows here."""
+    port = int(cluster["lb"].url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"GET /v1/health/version HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                     b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        answer = sock.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 200") and b'"version"' in answer, answer[:300]
 
 
 def test_lb_health(cluster):

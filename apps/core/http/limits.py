@@ -38,6 +38,14 @@ HEADERS_TOO_LARGE = (431, "The request header fields are too large.")
 HEAD_TIMEOUT = (408, "The request head was not received in time.")
 BODY_TIMEOUT = (408, "The request body was not received in time.")
 BAD_REQUEST = (400, "The request could not be parsed as HTTP/1.1.")
+# RFC 9112 §3.2: an HTTP/1.1 request without Host, or any request with two, is answered 400.
+NO_HOST = (400, "The request has no Host header field.")
+TWO_HOSTS = (400, "The request has more than one Host header field.")
+# Upgrades the server refuses (docs/reliability-http.md): websockets exist only as the realtime
+# handshake, and a request with a body cannot be framed once it asks to switch protocols.
+BAD_WEBSOCKET = (400, "A websocket is opened only by a GET /v1/realtime handshake with Sec-WebSocket-Key "
+                      "and Sec-WebSocket-Version: 13.")
+UPGRADE_WITH_BODY = (400, "A request asking to switch protocols may not have a body.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +165,8 @@ def _spool_chunked(environ) -> bool:
 
 def wsgi_limits(app):
     """Wrap a WSGI app with the request-line cap (gunicorn's own stops at 8190 bytes), the
-    header-bytes cap (gunicorn enforces the count and each field) and
+    header-bytes cap (gunicorn enforces the count and each field), the 400 for an HTTP/1.1
+    request without ``Host`` (RFC 9112 §3.2; gunicorn accepts it) and
     the body cap for chunked bodies (413 ``general_payload_too_large``).
 
     Header bytes are counted from the environ (``HTTP_*``, ``CONTENT_TYPE``, ``CONTENT_LENGTH``):
@@ -175,6 +184,8 @@ def wsgi_limits(app):
                 size += len(key) + len(value)
         if size > head_limits().header_bytes:
             return _wsgi_error(start_response, *HEADERS_TOO_LARGE)
+        if "HTTP_HOST" not in environ and environ.get("SERVER_PROTOCOL") == "HTTP/1.1":
+            return _wsgi_error(start_response, *NO_HOST)  # gunicorn refuses two Host fields itself
         if "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower() and not environ.get("CONTENT_LENGTH"):
             if not _spool_chunked(environ):
                 return _wsgi_error(start_response, 413, "The request body is too large.", "general_payload_too_large")

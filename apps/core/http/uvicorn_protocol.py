@@ -14,6 +14,18 @@ connection (numbers from :func:`apps.core.http.limits.head_limits`):
 * ``SERVER_HEADER_TIMEOUT``: a head must be complete within this time of its first byte;
 * ``SERVER_BODY_TIMEOUT``: a body may go this long without a byte while the server is reading
   it (time the app itself pauses reading does not count);
+* RFC 9112 §3.2: an HTTP/1.1 request without ``Host``, or any request with two, gets 400;
+* upgrades (docs/reliability-http.md): only a websocket handshake ``GET /v1/realtime`` (with
+  ``Sec-WebSocket-Key`` and ``Sec-WebSocket-Version: 13``) switches protocols; any other
+  ``Upgrade: websocket``, and any upgrade request with a body, gets 400 at once (uvicorn handed
+  the first to its websocket protocol, which never answered, and the connection hung for good;
+  httptools takes whatever follows an upgrade request's head, body included, for the new
+  protocol, so such a body cannot be framed). Another protocol (``h2c``) on a request without a
+  body is ignored (RFC 9110 §7.8) and the request served, with any pipelined behind it (uvicorn
+  dropped those without a word);
+* a client that half-closes after whole requests gets their answers, then the close, unless
+  they are still running ``HALF_CLOSE_GRACE`` seconds later (a client that closed for good
+  looks the same on the wire: its work is cancelled as before);
 * every refusal, and uvicorn's own answers to an unparsable request and past
   ``--limit-concurrency`` (503 ``general_service_unavailable``), are Appwrite's JSON error with
   ``Connection: close`` (:func:`apps.core.http.limits.raw_error`), never a silent close or text.
@@ -27,17 +39,22 @@ from __future__ import annotations
 import logging
 import os
 
+import httptools
 from uvicorn.protocols.http.flow_control import service_unavailable
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from apps.core.http import limits
 from apps.core.http.limits import (
     BAD_REQUEST,
+    BAD_WEBSOCKET,
     BODY_TIMEOUT,
     HEAD_TIMEOUT,
     HEADERS_TOO_LARGE,
     LINE_TOO_LONG,
+    NO_HOST,
     TOO_MANY_HEADERS,
+    TWO_HOSTS,
+    UPGRADE_WITH_BODY,
     error_body,
     head_limits,
     raw_error,
@@ -47,6 +64,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
 log = logging.getLogger("apps.core.http")
 # Seconds a refused connection keeps reading (and dropping) what its client still sends.
 LINGER_SECONDS = 2.0
+# Seconds the requests of a client that closed its sending side may still run to be answered;
+# then they are taken as abandoned and cancelled (a client that closed for good sends the same
+# FIN as one that only half-closed: only a write could tell them apart).
+HALF_CLOSE_GRACE = 1.0
+REALTIME_PATH = b"/v1/realtime"
 
 
 async def _json_unavailable(scope, receive, send) -> None:
@@ -79,6 +101,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._timer = None
         self._running = None  # the cycle whose app task was started last
         self._last_read = 0.0
+        self._upgrade = False  # the current request is the realtime websocket handshake
 
     # --- connection --------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -90,15 +113,52 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._cancel_timer()
         super().connection_lost(exc)
 
+    def eof_received(self):
+        """The client closed its sending side: its complete requests are still answered (the
+        last one with ``Connection: close``), then the connection closes; an incomplete one can
+        never be, so the connection closes now, as uvicorn closes on any end of input."""
+        cycle = self.cycle
+        if (self._refusal is not None or cycle is None or cycle.response_complete or cycle.more_body
+                or self.transport.is_closing()):
+            return None
+        cycle.keep_alive = False  # the latest request: those queued before it are answered first
+        self._arm(HALF_CLOSE_GRACE, self.transport.close)
+        return True
+
     def data_received(self, data: bytes) -> None:
         if self._refusal is not None:
             return
         self._last_read = self.loop.time()
-        super().data_received(data)
+        self._feed(data)
         if self._in_head and self._refusal is None and not self.transport.is_closing():
             self._head_bytes += len(data)
             if self._head_bytes > self.limits.head_buffer:
                 self._refuse(*HEADERS_TOO_LARGE)
+
+    def _feed(self, data: bytes) -> None:
+        """uvicorn's ``data_received``, but an upgrade request that is not the realtime
+        handshake (one without a body: any other was refused) is served as a plain request and
+        the bytes after its head are parsed as the next requests (httptools has resumed)."""
+        self._unset_keepalive_if_required()
+        while True:
+            try:
+                self.parser.feed_data(data)
+                return
+            except httptools.HttpParserError:
+                msg = "Invalid HTTP request received."
+                self.logger.warning(msg)
+                self.send_400_response(msg)
+                return
+            except httptools.HttpParserUpgrade as exc:
+                if self._should_upgrade():
+                    self.handle_websocket_upgrade()
+                    return
+                data = data[exc.args[0]:]
+                if not data or self.transport.is_closing():
+                    return
+
+    def _should_upgrade(self) -> bool:
+        return self._upgrade and self.ws_protocol_class is not None
 
     def handle_websocket_upgrade(self) -> None:
         self._cancel_timer()  # the websocket protocol takes the transport over
@@ -137,6 +197,13 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._cancel_timer()
+        hosts = 0
+        for name, _ in self.headers:
+            if name == b"host":
+                hosts += 1
+        if hosts != 1 and (hosts or self.parser.get_http_version() == "1.1"):
+            self._stop(TWO_HOSTS if hosts else NO_HOST)
+        self._upgrade = self.parser.should_upgrade() and self._upgrade_allowed()
         super().on_headers_complete()
         # Cancelled by on_message_complete when there is no body (or it came with the head).
         self._arm(self.limits.body_timeout, self._body_check)
@@ -146,6 +213,20 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         super().on_message_complete()
 
     # --- helpers -----------------------------------------------------------------------------
+    def _upgrade_allowed(self) -> bool:
+        """For a request with ``Connection: upgrade`` and ``Upgrade``: True for the realtime
+        websocket handshake, False for an upgrade to ignore (no body, not a websocket); any
+        other is refused (400, see the module docstring)."""
+        fields = dict(self.headers)  # the last of repeated fields: enough to refuse or ignore
+        if fields.get(b"upgrade", b"").strip().lower() == b"websocket":
+            if (self.parser.get_method() == b"GET" and self.url.partition(b"?")[0].rstrip(b"/") == REALTIME_PATH
+                    and fields.get(b"sec-websocket-key") and fields.get(b"sec-websocket-version") == b"13"):
+                return True
+            self._stop(BAD_WEBSOCKET)
+        if b"transfer-encoding" in fields or fields.get(b"content-length", b"0").strip() not in (b"", b"0"):
+            self._stop(UPGRADE_WITH_BODY)
+        return False
+
     def _stop(self, refusal: tuple[int, str]) -> None:
         self._refusal = refusal
         raise _Refused(refusal[1])

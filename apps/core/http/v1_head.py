@@ -7,7 +7,7 @@ Accepted: a request line ``METHOD /v1... HTTP/1.1`` with one of the seven usual 
 origin-form target of visible ASCII without a fragment (RFC 9112 §3); header lines ``name: value`` with a token
 name and a value of visible characters, spaces and tabs (RFC 9110 §5.1, §5.5; no obsolete line
 folding, no control characters); within the head limits; no ``Transfer-Encoding``, ``Expect``
-or ``Upgrade``; at most one ``Content-Length`` of ASCII digits up to :data:`MAX_BODY`; a
+or ``Upgrade``; exactly one ``Host``; at most one ``Content-Length`` of ASCII digits up to :data:`MAX_BODY`; a
 ``Connection`` field of ``close`` or ``keep-alive`` only. So no request that two parsers could
 frame differently (request smuggling, RFC 9112 §11.2) is ever read here.
 """
@@ -66,13 +66,15 @@ def parse_head(buf: bytes | bytearray, end: int, limits: HeadLimits, start: int 
         count += 1
         size += len(raw_name) + len(raw_value)
         if name in headers:
-            if name == "content-length":
-                return None
+            if name == "content-length" or name == "host":
+                return None  # uvicorn's protocol refuses two Host fields (RFC 9112 §3.2)
             headers[name] = headers[name] + ("; " if name == "cookie" else ", ") + value
         else:
             headers[name] = value
     if count > limits.header_count or size > limits.header_bytes or not _HANDED_OVER.isdisjoint(headers):
         return None
+    if "host" not in headers:
+        return None  # an HTTP/1.1 request without Host: uvicorn's protocol answers 400 (RFC 9112 §3.2)
     length = 0
     declared = headers.get("content-length")
     if declared is not None:

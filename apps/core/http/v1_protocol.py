@@ -47,7 +47,7 @@ from apps.core.http.context import RequestContext
 from apps.core.http.lean_asgi import InFlight, load_body
 from apps.core.http.limits import BODY_TIMEOUT, HEAD_TIMEOUT, head_limits, raw_error
 from apps.core.http.params import parse_query
-from apps.core.http.uvicorn_protocol import LINGER_SECONDS, LimitedHttpToolsProtocol
+from apps.core.http.uvicorn_protocol import HALF_CLOSE_GRACE, LINGER_SECONDS, LimitedHttpToolsProtocol
 from apps.core.http.v1_head import MAX_BODY, Request, parse_head
 from apps.core.http.v1_writer import ResponseWriter
 from apps.core.runtime import ASYNC
@@ -89,6 +89,7 @@ class V1HttpProtocol(asyncio.Protocol):
         self.closing = False  # close after the answer in progress
         self.blocked = False  # answers wait until the client reads (see _served)
         self.lost = False
+        self.eof = False  # the client closed its sending side: close once its requests are answered
 
     # --- connection ---------------------------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -112,11 +113,24 @@ class V1HttpProtocol(asyncio.Protocol):
             self.task.cancel()  # the client left: its request's work stops now
 
     def eof_received(self):
-        # The client closed its sending side: it is taken as gone, its request's work is
-        # cancelled and the connection closed (nginx treats a client's close the same way, 499;
-        # under uvicorn's protocol a half-closed client is answered only if its request finished
-        # before the close was read, i.e. never when it waited on the database).
-        return None
+        """The client closed its sending side (``shutdown(SHUT_WR)``, or ``close``: the same FIN
+        on the wire). Requests it sent whole are still answered, pipelined ones in turn, then
+        the connection closes (:meth:`_next`); an incomplete one can never be answered, so an
+        idle or half-received connection closes now. Requests still running
+        ``HALF_CLOSE_GRACE`` seconds after the FIN are taken as abandoned by a client that left
+        for good: the connection closes and their work is cancelled (it used to be cancelled at
+        once, so a half-closing client never got an answer that had to wait for PostgreSQL)."""
+        if self.state != _BUSY or self.closing or self.writer.broken:
+            return None
+        self.eof = True
+        self.loop.call_later(HALF_CLOSE_GRACE, self._abandon)
+        return True
+
+    def _abandon(self) -> None:
+        if not self.lost and not self.transport.is_closing():
+            log.info("client %s half-closed %g s ago and its request is still running: cancelled",
+                     self.peer, HALF_CLOSE_GRACE)
+            self.transport.close()
 
     def pause_writing(self) -> None:
         self.writer.pause()
@@ -304,6 +318,8 @@ class V1HttpProtocol(asyncio.Protocol):
             self._advance()
         else:
             self.buf, self.pos = b"", 0
+        if self.eof and self.state != _BUSY:  # no whole request left from a half-closed client
+            self.transport.close()
 
     # --- handing over, refusals, timeouts -------------------------------------------------------
     def _hand_over(self) -> None:
@@ -316,12 +332,15 @@ class V1HttpProtocol(asyncio.Protocol):
         transport, pending = self.transport, bytes(self.buf[self.pos:])
         self.buf, self.pos = b"", 0
         self.state = _IDLE
+        eof, self.eof = self.eof, False  # a half-close read already is the successor's to know
         transport.set_protocol(successor)
         successor.connection_made(transport)
         if self.paused:
             transport.resume_reading()
         if pending:
             successor.data_received(pending)
+        if eof and not successor.eof_received():
+            transport.close()
 
     def _close_gently(self) -> None:
         """End the connection after an answer: FIN once everything queued is sent, then read and

@@ -375,6 +375,8 @@ def test_a_handed_over_pipelined_body_waits_its_turn_for_the_body_timeout(live_e
         sock.settimeout(20)
         sock.sendall(_get(project.id, "/v1/health/version", "Connection: keep-alive, foo\r\n"))  # handed over
         first = sock.recv(65536)
+        while first.startswith(b"HTTP/1.1 200") and not first.endswith(b"}"):  # head and body may come apart
+            first += sock.recv(65536)
         assert first.startswith(b"HTTP/1.1 200"), first
         sock.sendall((f"GET {path} HTTP/1.1\r\nHost: x\r\nX-Appwrite-Project: {project.id}\r\n"
                       f"X-Appwrite-Key: {project.key}\r\n\r\n").encode())

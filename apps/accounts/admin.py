@@ -18,8 +18,10 @@ from apps.accounts.api.users_inputs import LabelsUpdate
 from apps.accounts.models import Identity, OAuthProvider, Session, User
 from apps.accounts.oauth2.config import TEXT_FIELDS, URL_FIELDS, ConfigError, validate
 from apps.accounts.selectors import user_tag
+from apps.adminsite.deletes import CascadesReadOnly
 from apps.adminsite.display import ForeignKeyFilter
 from apps.adminsite.forms import LinesField, api_rule
+from apps.audit.models import Log
 from apps.core.cache import invalidate_sync
 
 
@@ -50,8 +52,13 @@ class UserForm(forms.ModelForm):
 
 
 @admin.register(User)
-class UserAdmin(admin.ModelAdmin):
+class UserAdmin(CascadesReadOnly, admin.ModelAdmin):
+    """Deleting a user deletes, in the same transaction, every row that refers to it (sessions,
+    tokens, MFA challenges, identities, memberships and its audit log entries): what
+    ``DELETE /v1/users/{userId}`` has the worker remove."""
+
     form = UserForm
+    cascade_read_only = (Log,)
     # Phone, verification and registration are filters (and on the user's page), not columns: the
     # list fits a 1280 px window.
     list_display = ("uid", "email", "name", "project__uid", "status", "accessed_at", "session_count")

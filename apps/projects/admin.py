@@ -13,10 +13,13 @@ from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
+from apps.adminsite.deletes import CascadesReadOnly
 from apps.adminsite.display import readable_list
+from apps.audit.models import Log
 from apps.core.auth import KEY_SCOPES
+from apps.databases.models import Database, Row, Table
 from apps.projects.models import ApiKey, Platform, Project
-from apps.projects.services import api_key_create
+from apps.projects.services import api_key_create, projects_delete
 
 _SECRET = "apikey-secret-{}"  # session key: the new key's secret, until its page is shown
 
@@ -27,7 +30,11 @@ class PlatformInline(admin.TabularInline):
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(CascadesReadOnly, admin.ModelAdmin):
+    """Deleting a project deletes everything in it (:func:`apps.projects.services.projects_delete`),
+    its read-only databases, tables, rows and audit log entries included."""
+
+    cascade_read_only = (Log, Database, Table, Row)
     list_display = ("uid", "name", "auth_limit", "auth_max_sessions", "created_at")
     search_fields = ("uid", "name")
     inlines = [PlatformInline]
@@ -45,6 +52,12 @@ class ProjectAdmin(admin.ModelAdmin):
                        "memberships_user_phone", "memberships_user_accessed_at"),
             "classes": ("collapse",)}),
     ]
+
+    def delete_model(self, request, obj):
+        projects_delete([obj.pk])
+
+    def delete_queryset(self, request, queryset):
+        projects_delete(list(queryset.values_list("pk", flat=True)))
 
 
 class ApiKeyForm(forms.ModelForm):

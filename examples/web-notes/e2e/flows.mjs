@@ -358,8 +358,6 @@ const flows = {
     await page.click('#toast-close');
     await page.waitForSelector('body[data-pending-deletes="0"]');
     await deleteNote(page, edited);
-    await page.waitForFunction(() => ['note-title', 'search'].includes(document.activeElement?.id)
-      || document.activeElement?.classList.contains('edit'));
     await reload(page);
     const after = await titles(page);
     assert.ok(!after.includes(edited) && !after.includes(second), `deleted notes stay deleted: ${after}`);

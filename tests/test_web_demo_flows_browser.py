@@ -56,9 +56,19 @@ def account_of(demo: Demo, email: str) -> dict:
     return r.json()
 
 
+def user_of(demo: Demo, email: str) -> dict:
+    """The user with ``email``, through the Users API."""
+    r = demo.api.call("GET", "/users", key=True, params={
+        "queries[]": [json.dumps({"method": "equal", "attribute": "email", "values": [email]})]})
+    assert r.status_code == 200 and r.json()["total"] == 1, r.text
+    return r.json()["users"][0]
+
+
 def run_extra(demo: Demo, flow: str, mode: str, smtp=None, url: str = "", **extra: str) -> str:
     """Run ``e2e/lifecycle.mjs <flow>``; answer its ``MAIL`` questions from ``smtp`` (the newest
-    mail to the address since the run began: its first link or 6-digit code). Returns stdout."""
+    mail to the address since the run began: its first link or 6-digit code) and do what its
+    ``END_SESSIONS`` lines ask (end every session of that user, as "sign out everywhere", a
+    password recovery or a block would). Returns stdout."""
     env = {**os.environ, "DEMO_URL": url or demo.url(mode), "PROJECT": demo.project_id,
            "CROSS_ORIGIN": "1" if mode == "cross" else "0", "ARTIFACTS_DIR": str(BROWSER_ARTIFACTS),
            "CHROMIUM": CHROMIUM, **extra}
@@ -80,6 +90,11 @@ def run_extra(demo: Demo, flow: str, mode: str, smtp=None, url: str = "", **extr
                 except AssertionError as exc:
                     reply = f"ERROR {exc}".replace("\n", " ")
                 proc.stdin.write(reply + "\n")
+                proc.stdin.flush()
+            elif line.startswith("END_SESSIONS "):
+                user = user_of(demo, json.loads(line.split(" ", 1)[1])["email"])
+                r = demo.api.call("DELETE", f"/users/{user['$id']}/sessions", key=True)
+                proc.stdin.write(("done" if r.status_code == 204 else f"ERROR {r.status_code} {r.text}") + "\n")
                 proc.stdin.flush()
         stderr = proc.stderr.read()
         proc.wait(30)
@@ -178,3 +193,23 @@ def test_setup_refuses_openid_flags_without_a_secret(demo):
         capture_output=True, text=True, timeout=60,
     )
     assert done.returncode == 2 and "--oidc-secret-file or --oidc-secret-stdin" in done.stderr
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_two_step_sign_in_with_totp_and_a_recovery_code(demo, mode):
+    """Turn on TOTP in the demo, sign in with password + authenticator code, then with a
+    recovery code, turn it off; the server agrees at each end."""
+    email = new_user(demo, f"mfa-{mode}")
+    run_extra(demo, "mfa", mode, USER_EMAIL=email, USER_PASSWORD=PASSWORD)
+    user = user_of(demo, email)
+    assert user["mfa"] is False, "turned off again at the end"
+    r = demo.api.call("GET", f"/users/{user['$id']}/mfa/factors", key=True)
+    assert r.status_code == 200 and r.json()["totp"] is True, r.text  # the authenticator stays set up
+    r = demo.api.call("GET", f"/users/{user['$id']}/mfa/recovery-codes", key=True)
+    assert r.status_code == 200 and len(r.json()["recoveryCodes"]) == 5, r.text  # one was used
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_session_ended_elsewhere_goes_to_the_log_in_form(demo, mode):
+    email = new_user(demo, f"ended-{mode}")
+    run_extra(demo, "ended", mode, USER_EMAIL=email, USER_PASSWORD=PASSWORD)

@@ -18,8 +18,10 @@ from apps.accounts.api.users_inputs import LabelsUpdate
 from apps.accounts.models import Identity, OAuthProvider, Session, User
 from apps.accounts.oauth2.config import TEXT_FIELDS, URL_FIELDS, ConfigError, validate
 from apps.accounts.selectors import user_tag
-from apps.adminsite.display import ForeignKeyFilter
+from apps.adminsite.deletes import CascadesReadOnly
+from apps.adminsite.display import ForeignKeyFilter, HidesTrashProject, ProjectFilter
 from apps.adminsite.forms import LinesField, api_rule
+from apps.audit.models import Log
 from apps.core.cache import invalidate_sync
 
 
@@ -42,7 +44,7 @@ class SessionInline(admin.TabularInline):
 
 class UserForm(forms.ModelForm):
     labels = LinesField(rows=3, rule=api_rule(LabelsUpdate, "labels"),
-                        help_text="One a line (A-Z, a-z, 0-9); each gives the role label:<name>.")
+                        help_text=format_html("One a line (A-Z, a-z, 0-9); each gives the role {}.", "label:<name>"))
 
     class Meta:
         model = User
@@ -50,12 +52,17 @@ class UserForm(forms.ModelForm):
 
 
 @admin.register(User)
-class UserAdmin(admin.ModelAdmin):
+class UserAdmin(CascadesReadOnly, admin.ModelAdmin):
+    """Deleting a user deletes, in the same transaction, every row that refers to it (sessions,
+    tokens, MFA challenges, identities, memberships and its audit log entries): what
+    ``DELETE /v1/users/{userId}`` has the worker remove."""
+
     form = UserForm
+    cascade_read_only = (Log,)
     # Phone, verification and registration are filters (and on the user's page), not columns: the
     # list fits a 1280 px window.
     list_display = ("uid", "email", "name", "project__uid", "status", "accessed_at", "session_count")
-    list_filter = ("project", "status", "email_verification", "phone_verification")
+    list_filter = (("project", ProjectFilter), "status", "email_verification", "phone_verification")
     search_fields = ("uid", "email", "name", "phone")
     date_hierarchy = "registration"
     readonly_fields = ("uid", "project", "password_algorithm", "registration", "password_update", "accessed_at",
@@ -140,7 +147,7 @@ class UserFilter(ForeignKeyFilter):
 @admin.register(Session)
 class SessionAdmin(admin.ModelAdmin):
     list_display = ("uid", "user", "provider", "ip", "created_at", "expire")
-    list_filter = (UserFilter, "project", "provider")
+    list_filter = (UserFilter, ("project", ProjectFilter), "provider")
     list_select_related = ("user",)
     search_fields = ("uid", "user__email", "user__uid", "user__name", "ip")
     actions = ["end_selected"]
@@ -210,7 +217,7 @@ class OAuthProviderForm(forms.ModelForm):
 
 
 @admin.register(OAuthProvider)
-class OAuthProviderAdmin(admin.ModelAdmin):
+class OAuthProviderAdmin(HidesTrashProject, admin.ModelAdmin):
     form = OAuthProviderForm
     list_display = ("provider", "project__uid", "enabled", "client_id", "has_secret", "updated_at")
     list_filter = ("provider", "enabled")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from django.contrib import admin
+from django.db.models import Q
 from django.template.defaultfilters import filesizeformat
 from django.utils.html import format_html, format_html_join
 
@@ -53,3 +54,27 @@ class ForeignKeyFilter(admin.SimpleListFilter):
             return queryset
         pk = self.chosen()
         return queryset.none() if pk is None else queryset.filter(**{f"{self.parameter_name}_id": pk})
+
+
+# The internal project that holds deleted resources until the worker removes them
+# (``apps.projects.trash``): never a project an operator means to filter by or pick.
+TRASH_PROJECT = "~trash"
+NOT_TRASH = ~Q(uid=TRASH_PROJECT)
+
+
+class ProjectFilter(admin.RelatedFieldListFilter):
+    """A change list's "By project" filter without the internal ``~trash`` project: use
+    ``list_filter = (("project", ProjectFilter), ...)``."""
+
+    def field_choices(self, field, request, model_admin):
+        ordering = self.field_admin_ordering(field, request, model_admin)
+        return field.get_choices(include_blank=False, ordering=ordering, limit_choices_to=NOT_TRASH)
+
+
+class HidesTrashProject:
+    """A ``ModelAdmin`` mixin: its project pickers (foreign keys to projects) leave out ``~trash``."""
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.related_model._meta.label == "projects.Project":
+            kwargs["queryset"] = db_field.related_model.objects.filter(NOT_TRASH)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)

@@ -13,10 +13,13 @@ from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from apps.adminsite.display import readable_list
+from apps.adminsite.deletes import CascadesReadOnly
+from apps.adminsite.display import HidesTrashProject, ProjectFilter, readable_list
+from apps.audit.models import Log
 from apps.core.auth import KEY_SCOPES
+from apps.databases.models import Database, Row, Table
 from apps.projects.models import ApiKey, Platform, Project
-from apps.projects.services import api_key_create
+from apps.projects.services import api_key_create, projects_delete
 
 _SECRET = "apikey-secret-{}"  # session key: the new key's secret, until its page is shown
 
@@ -26,16 +29,37 @@ class PlatformInline(admin.TabularInline):
     extra = 1
 
 
+class ProjectForm(forms.ModelForm):
+    """The project's settings as operators can rely on them: phone sign-in is labelled
+    unavailable (this server has no SMS provider: ``POST /account/tokens/phone`` and phone
+    verification answer 503 ``general_phone_disabled`` whatever the switch says)."""
+
+    class Meta:
+        model = Project
+        fields = ("auth_phone",)  # ProjectAdmin's fieldsets choose the fields shown
+        labels = {"auth_phone": "Phone sign-in (unavailable: no SMS provider)"}
+        help_texts = {"auth_phone": "This server sends no SMS: phone sign-in and phone verification answer "
+                                    "503 whatever this switch says. Turning it off makes them answer 501 "
+                                    "(method disabled) instead."}
+
+
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(CascadesReadOnly, admin.ModelAdmin):
+    """Deleting a project deletes everything in it (:func:`apps.projects.services.projects_delete`),
+    its read-only databases, tables, rows and audit log entries included."""
+
+    form = ProjectForm
+    cascade_read_only = (Log, Database, Table, Row)
     list_display = ("uid", "name", "auth_limit", "auth_max_sessions", "created_at")
     search_fields = ("uid", "name")
     inlines = [PlatformInline]
-    # Running servers see a change within PROJECT_CACHE_TTL seconds.
+    # Running servers see a change within PROJECT_CACHE_TTL seconds. "Session alerts"
+    # (auth_session_alerts) is not offered: the server sends no alert mail, so a switch would
+    # promise something that never happens (the stored value stays as it is).
     fieldsets = [
         (None, {"fields": ("uid", "name")}),
         ("Users and sessions", {"fields": ("auth_limit", "auth_max_sessions", "auth_duration",
-                                           "auth_invalidate_sessions", "auth_session_alerts")}),
+                                           "auth_invalidate_sessions")}),
         ("Passwords", {"fields": ("auth_password_min_length", "auth_password_history", "auth_password_dictionary",
                                   "auth_personal_data_check")}),
         ("Sign-in methods", {"fields": ("auth_email_password", "auth_magic_url", "auth_email_otp", "auth_anonymous",
@@ -45,6 +69,12 @@ class ProjectAdmin(admin.ModelAdmin):
                        "memberships_user_phone", "memberships_user_accessed_at"),
             "classes": ("collapse",)}),
     ]
+
+    def delete_model(self, request, obj):
+        projects_delete([obj.pk])
+
+    def delete_queryset(self, request, queryset):
+        projects_delete(list(queryset.values_list("pk", flat=True)))
 
 
 class ApiKeyForm(forms.ModelForm):
@@ -58,10 +88,10 @@ class ApiKeyForm(forms.ModelForm):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(HidesTrashProject, admin.ModelAdmin):
     form = ApiKeyForm
     list_display = ("name", "uid", "project__uid", "scope_count", "expire", "accessed_at", "created_at")
-    list_filter = ("project",)
+    list_filter = (("project", ProjectFilter),)
     search_fields = ("name", "uid")
     readonly_fields = ("uid", "accessed_at", "created_at", "updated_at")
     fields = ("project", "name", "scopes", "expire", "uid", "accessed_at", "created_at", "updated_at")

@@ -146,3 +146,34 @@ def api_key_create(
         secret_hash=hash_secret(secret), expire=expire,
     )
     return key, secret
+
+
+def projects_delete(project_pks: list[int]) -> None:
+    """Delete projects and everything in them (the admin's delete), in one transaction: users with
+    their sessions, tokens, memberships and audit log entries, teams, buckets and files, databases
+    with their tables and rows (a database-level cascade), keys and platforms. The SQL indexes
+    behind the tables' user indexes are dropped first (no API delete would leave them), and once
+    the transaction has committed the files' bytes (and unfinished uploads' parts) are removed
+    from the storage backend, as the storage worker does for a deleted bucket."""
+    from apps.core.db import get_database
+    from apps.core.runtime import run_sync
+    from apps.databases.models import Table
+    from apps.databases.services import ddl
+    from apps.storage.models import File
+
+    with transaction.atomic():
+        tables = list(Table.objects.filter(database__project_id__in=project_pks).values_list("id", flat=True))
+        run_sync(ddl.drop_all(get_database("sync"), tables))
+        files = list(File.objects.filter(bucket__project_id__in=project_pks).values_list("id", "key", "status"))
+        Project.objects.filter(pk__in=project_pks).delete()
+        transaction.on_commit(lambda: _remove_bytes(files))
+
+
+def _remove_bytes(files: list[tuple[int, str, str]]) -> None:
+    from apps.storage import backends
+    from apps.storage.services.uploads import remove_parts
+
+    for file_id, key, status in files:
+        if key and status == "ready":
+            backends.delete_quietly(key)
+        remove_parts(file_id)

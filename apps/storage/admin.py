@@ -14,7 +14,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
-from apps.adminsite.display import EMPTY, readable_list, size, size_exact
+from apps.adminsite.display import EMPTY, HidesTrashProject, ProjectFilter, readable_list, size, size_exact
 from apps.adminsite.forms import LinesField, PermissionsField, api_rule
 from apps.core.permissions import CONTAINER_ACTIONS
 from apps.storage import backends, preview
@@ -43,10 +43,10 @@ class BucketForm(forms.ModelForm):
 
 
 @admin.register(Bucket)
-class BucketAdmin(admin.ModelAdmin):
+class BucketAdmin(HidesTrashProject, admin.ModelAdmin):
     form = BucketForm
     list_display = ("uid", "name", "project__uid", "enabled", "file_security", "max_size", "created_at")
-    list_filter = ("project", "enabled")
+    list_filter = (("project", ProjectFilter), "enabled")
     search_fields = ("uid", "name")
     readonly_fields = ("uid", "project", "created_at", "updated_at")
 
@@ -59,7 +59,7 @@ class BucketAdmin(admin.ModelAdmin):
 class FileAdmin(admin.ModelAdmin):
     list_display = ("thumbnail", "short_name", "uid", "bucket", "status", "mime", "human_size", "created_at")
     list_display_links = ("thumbnail", "short_name")
-    list_filter = ("status", "bucket__project")
+    list_filter = ("status", ("bucket__project", ProjectFilter))
     search_fields = ("uid", "name")
     list_select_related = ("bucket",)
     fields = ("uid", "name", "image", "project", "bucket", "folder", "status", "mime", "original_size",

@@ -7,6 +7,7 @@ from django import forms
 from django.contrib import admin
 
 from apps.accounts.selectors import user_tag
+from apps.adminsite.display import ProjectFilter
 from apps.adminsite.forms import LinesField, api_rule
 from apps.core.auth import team_tag
 from apps.core.cache import invalidate_sync
@@ -41,7 +42,7 @@ class MembershipInline(admin.TabularInline):
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):
     list_display = ("uid", "name", "project__uid", "members", "created_at")
-    list_filter = ("project",)
+    list_filter = (("project", ProjectFilter),)
     search_fields = ("uid", "name")
     readonly_fields = ("uid", "project", "created_at", "updated_at")
     fields = ("uid", "project", "name", "prefs", "created_at", "updated_at")
@@ -75,7 +76,7 @@ class TeamAdmin(admin.ModelAdmin):
 class MembershipAdmin(admin.ModelAdmin):
     form = MembershipForm
     list_display = ("uid", "team", "user", "role_list", "confirm", "joined")
-    list_filter = ("confirm", "project")
+    list_filter = ("confirm", ("project", ProjectFilter))
     search_fields = ("uid", "team__uid", "team__name", "user__email", "user__uid")
     readonly_fields = ("uid", "project", "team", "user", "invited", "joined", "created_at", "updated_at")
     exclude = ("secret_hash",)

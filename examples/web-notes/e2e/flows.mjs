@@ -20,6 +20,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
+import { expectAccessible } from './axe.mjs';
 
 const env = process.env;
 const flow = process.argv[2];
@@ -211,6 +212,7 @@ const flows = {
     await page.waitForSelector('body[data-view="auth"]');
     assert.ok(await page.isHidden('#live'), 'no live pill when signed out');
     await shot(page, 'login');
+    await expectAccessible(page, 'log-in form');
 
     // Wrong password: a sentence for people, dismissible.
     const formTop = () => page.evaluate(() => document.querySelector('#auth').getBoundingClientRect().top);
@@ -221,6 +223,7 @@ const flows = {
     assert.match(await errorText(page), /don’t match/);
     assert.equal(await formTop(), top, 'the banner does not push the page down');
     await shot(page, 'login-error');
+    await expectAccessible(page, 'log-in form with an error');
     await page.click('#error-close');
     await page.waitForSelector('#error', { state: 'hidden' });
 
@@ -238,6 +241,7 @@ const flows = {
     await page.click('#auth-submit');
     assert.match(await errorText(page), /too common/);
     await shot(page, 'signup-error');
+    await expectAccessible(page, 'sign-up form with an error');
 
     // While the sign-up runs its button is disabled and says so (no double submit).
     const stop = await slowDown(page, 'POST', /\/v1\/account$/);
@@ -277,6 +281,7 @@ const flows = {
     const first = `Trip to Lisbon ${run}`;
     const second = `Groceries ${run}`;
     await addNote(page, first, 'Tram 28 up to the castle');
+    await page.waitForFunction(() => document.activeElement?.id === 'note-title');  // ready for the next note
 
     // While "Add note" runs, its button is disabled and says so.
     const stop = await slowDown(page, 'POST', /\/rows$/);
@@ -316,6 +321,7 @@ const flows = {
     await page.fill('#search', '');
     await page.waitForSelector(`#list li:has(h3.title:text-is("${first}"))`);
     await shot(page, 'list');
+    await expectAccessible(page, 'notes list');
 
     const edited = `edited ${run}`;
     await noteItem(page, first).locator('button.edit').click();
@@ -334,12 +340,24 @@ const flows = {
     await noteItem(page, edited).waitFor({ state: 'detached' });
     assert.match(await page.textContent('#toast-text'), /Deleted/);
     await shot(page, 'undo');
+    await expectAccessible(page, 'notes list with the undo toast');
     await page.click('#toast-undo');
     await noteItem(page, edited).waitFor();
     await reload(page);
     await noteItem(page, edited).waitFor();
 
-    for (const title of [edited, second]) await deleteNote(page, title);
+    // Deleting by keyboard keeps the focus in the list: on the next note's Edit button.
+    await noteItem(page, second).locator('button.delete').focus();
+    await page.keyboard.press('Enter');
+    await noteItem(page, second).waitFor({ state: 'detached' });
+    const focused = await page.evaluate(() => ({
+      edit: document.activeElement?.classList.contains('edit'),
+      note: document.activeElement?.closest('li')?.querySelector('h3.title')?.textContent,
+    }));
+    assert.deepEqual(focused, { edit: true, note: edited }, 'the focus moved to the next note');
+    await page.click('#toast-close');
+    await page.waitForSelector('body[data-pending-deletes="0"]');
+    await deleteNote(page, edited);
     await reload(page);
     const after = await titles(page);
     assert.ok(!after.includes(edited) && !after.includes(second), `deleted notes stay deleted: ${after}`);
@@ -369,14 +387,20 @@ const flows = {
     assert.equal(got.length, big.length, 'downloaded size');
     assert.equal(createHash('sha256').update(got).digest('hex'), createHash('sha256').update(big).digest('hex'), 'downloaded bytes');
 
+    // "Attach file" by keyboard: Tab from Edit reaches it, Space opens the file picker.
     const picTitle = `picture ${run}`;
     await addNote(page, picTitle);
-    await noteItem(page, picTitle).locator('input.file').setInputFiles({ name: 'dot.png', mimeType: 'image/png', buffer: png(40, 30) });
+    await noteItem(page, picTitle).locator('button.edit').focus();
+    await page.keyboard.press('Tab');
+    assert.ok(await page.evaluate(() => document.activeElement?.matches('input.file')), '"Attach file" takes the focus');
+    const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.keyboard.press('Space')]);
+    await chooser.setFiles({ name: 'dot.png', mimeType: 'image/png', buffer: png(40, 30) });
     const img = noteItem(page, picTitle).locator('img.preview');
     await img.waitFor({ state: 'visible', timeout: 30_000 });
     await page.waitForFunction((el) => el.complete && el.naturalWidth > 0, await img.elementHandle());
 
     await shot(page, 'attachments');
+    await expectAccessible(page, 'notes with attachments');
 
     // A second file replaces the first only after "Replace"; the chunked upload reported
     // progress per chunk (three: 5 MiB, 5 MiB, the rest), and the bar goes when it is done.
@@ -448,6 +472,7 @@ const flows = {
     await open(phone);
     await expectNoSideways(phone, 'phone log-in');
     await shot(phone, 'login-phone');
+    await expectAccessible(phone, 'phone log-in');
     await logIn(phone, creds);
     await noteItem(phone, lisbon).locator('img.preview').waitFor({ state: 'visible', timeout: 30_000 });
     await expectNoSideways(phone, 'phone notes');
@@ -458,6 +483,7 @@ const flows = {
       assert.ok(Math.abs((b.y + b.height / 2) - (title.y + title.height / 2)) < 6, `${name} is on the title's line`);
     }
     await shot(phone, 'notes-phone');
+    await expectAccessible(phone, 'phone notes');
     await shot(phone, 'notes-phone-full', true);
 
     for (const [title] of notes) await deleteNote(desk, title);

@@ -1,21 +1,25 @@
 // The demo's account extras in headless Chromium: mail flows, OpenID sign-in, avatar and
 // country. One flow per run:
 //
-//   node e2e/lifecycle.mjs <recovery|code|verify|openid|openid-cancel|profile>
+//   node e2e/lifecycle.mjs <recovery|code|verify|openid|openid-cancel|profile|mfa|ended>
 //
 // Environment: DEMO_URL, PROJECT, CROSS_ORIGIN, ARTIFACTS_DIR, CHROMIUM as for e2e/flows.mjs;
 // USER_EMAIL, USER_PASSWORD (recovery, verify, profile: an existing account); NEW_PASSWORD
-// (recovery); OIDC_LOGIN (openid: the name to sign in with at the provider).
+// (recovery); OIDC_LOGIN (openid: the name to sign in with at the provider). mfa, ended: an
+// existing account in USER_EMAIL, USER_PASSWORD.
 //
 // Mail: the flow prints `MAIL {"to": <address>, "want": "link"|"code"}` and reads one line
 // from standard input, the link or the code of the newest mail to that address (the test reads
-// it from its SMTP server). Prints "ok <flow>-<mode>" and exits 0, or the failure and exits 1.
+// it from its SMTP server). `ended` prints `END_SESSIONS {"email": <address>}` and waits for one
+// line: the test ends that user's sessions on the server meanwhile. Prints "ok <flow>-<mode>" and
+// exits 0, or the failure and exits 1.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
+import { expectAccessible } from './axe.mjs';
 
 const env = process.env;
 const flow = process.argv[2];
@@ -31,6 +35,33 @@ async function askMail(to, want) {
   const { value, done } = await stdinLines.next();
   assert.ok(!done && value && !value.startsWith('ERROR'), `no ${want} in a mail to ${to}: ${value}`);
   return value.trim();
+}
+
+// RFC 6238 TOTP (SHA-1, 6 digits, 30 s) of a base32 secret, as authenticator apps compute it.
+function totp(secret, at = Date.now()) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = '';
+  for (const ch of secret.replace(/=+$/, '').toUpperCase()) bits += alphabet.indexOf(ch).toString(2).padStart(5, '0');
+  const key = Buffer.from(bits.match(/.{8}/g).map((byte) => parseInt(byte, 2)));
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(at / 1000 / 30)));
+  const mac = createHmac('sha1', key).update(counter).digest();
+  const offset = mac[mac.length - 1] & 0xf;
+  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, '0');
+}
+
+async function ask(kind, data) {
+  console.log(`${kind} ${JSON.stringify(data)}`);
+  const { value, done } = await stdinLines.next();
+  assert.ok(!done && value && !value.startsWith('ERROR'), `${kind}: ${value}`);
+  return value.trim();
+}
+
+async function errorShown(pattern) {
+  await page.waitForSelector('#error:not([hidden])');
+  const text = await page.textContent('#error-text');
+  assert.match(text, pattern);
+  assertHuman(text);
 }
 
 async function open(url = env.DEMO_URL) {
@@ -125,6 +156,10 @@ const flows = {
     await expectNoError();
     const code = await askMail(email, 'code');
     assert.match(code, /^\d{6}$/);
+    await page.fill('#code', String((Number(code) + 1) % 1_000_000).padStart(6, '0'));
+    await page.click('#code-submit');
+    await errorShown(/That code isn’t right/);  // not "expired or already used"
+    await expectAccessible(page, 'email code form with an error');
     await page.fill('#code', code);
     await page.click('#code-submit');
     await signedInAs(email);
@@ -151,14 +186,18 @@ const flows = {
     await signedInAs(email);
     assert.ok(await page.locator('#verify-banner').isHidden(), 'a verified user sees no banner');
     await expectNoError();
-    // The link works once: opened again, the page says why it failed.
+    // The link works once: opened again, the page says the address is verified (it is).
     await open(link);
-    await notice(/Email not verified\. .*expired or was already used/);
-    assert.equal(await page.getAttribute('#notice', 'data-kind'), 'error');
-    assertHuman(await page.textContent('#notice'));
+    await notice(/Your email address is already verified\./);
+    assert.equal(await page.getAttribute('#notice', 'data-kind'), 'ok');
+    assert.doesNotMatch(await page.textContent('#notice'), /not verified/);
     assert.ok(trail.some((line) => line.includes('user_invalid_token')), 'the error type is in the console');
     await signedInAs(email);
     await logOut();
+    // Signed out, the page cannot tell: it says what may have happened, not "not verified".
+    await open(link);
+    await notice(/already used or has expired/);
+    assert.doesNotMatch(await page.textContent('#notice'), /not verified/);
   },
 
   async openid() {
@@ -190,6 +229,107 @@ const flows = {
     assert.ok(trail.some((line) => /user_oauth2_provider_error.*Sign-in with OpenID failed: .*access_denied/.test(line)),
       `the provider's reason is in the console:\n${trail.join('\n')}`);
     assert.ok(!new URL(page.url()).searchParams.has('error'), 'the error is cleared from the address');
+  },
+
+  // Turn on two-step sign-in with an authenticator app, sign in with password + TOTP code, then
+  // with a recovery code; turn it off again.
+  async mfa() {
+    const email = env.USER_EMAIL;
+    await open();
+    await logIn(email, env.USER_PASSWORD);
+    await page.waitForSelector('#security:not([hidden])');
+    assert.match(await page.textContent('#mfa-status'), /^Off/);
+    await page.click('#mfa-enable');
+    await page.waitForSelector('#mfa-setup:not([hidden])');
+    const secret = (await page.textContent('#mfa-secret')).trim();
+    const uri = await page.getAttribute('#mfa-uri', 'href');
+    assert.ok(uri.startsWith('otpauth://totp/') && uri.includes(`secret=${secret}`), uri);
+    await expectAccessible(page, 'authenticator set-up');
+    await page.fill('#mfa-setup-code', String((Number(totp(secret)) + 500_000) % 1_000_000).padStart(6, '0'));
+    await page.click('#mfa-setup-verify');
+    await errorShown(/That code isn’t right/);
+    await page.fill('#mfa-setup-code', totp(secret));
+    await page.click('#mfa-setup-verify');
+    await page.waitForSelector('#mfa-codes:not([hidden])');
+    const codes = await page.locator('#mfa-code-list li').allTextContents();
+    assert.equal(codes.length, 6, `recovery codes shown: ${codes}`);
+    await expectNoError();
+    await expectAccessible(page, 'recovery codes');
+    await page.click('#mfa-codes-done');
+    assert.match(await page.textContent('#mfa-status'), /^On/);
+    await logOut();
+
+    // Password, then the authenticator's code.
+    await page.fill('#email', email);
+    await page.fill('#password', env.USER_PASSWORD);
+    await page.click('#auth-submit');
+    await page.waitForSelector('#mfa-form:not([hidden])');
+    await expectNoError();
+    assert.ok(await page.isHidden('#auth-form'), 'the password form gives way to the second step');
+    const factors = await page.locator('#mfa-factor option').evaluateAll((o) => o.map((x) => x.value));
+    assert.deepEqual(factors, ['totp', 'recoveryCode']);
+    await expectAccessible(page, 'second step');
+    await page.fill('#mfa-code', String((Number(totp(secret)) + 500_000) % 1_000_000).padStart(6, '0'));
+    await page.click('#mfa-submit');
+    await errorShown(/That code isn’t right/);
+    await page.fill('#mfa-code', totp(secret));
+    await page.click('#mfa-submit');
+    await signedInAs(email);
+    await expectNoError();
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]');
+    await signedInAs(email);
+    await logOut();
+
+    // A recovery code instead.
+    await page.fill('#email', email);
+    await page.fill('#password', env.USER_PASSWORD);
+    await page.click('#auth-submit');
+    await page.waitForSelector('#mfa-form:not([hidden])');
+    await page.selectOption('#mfa-factor', 'recoveryCode');
+    await page.waitForFunction(() => document.getElementById('mfa-code-label').textContent.includes('recovery'));
+    await page.fill('#mfa-code', codes[0]);
+    await page.click('#mfa-submit');
+    await signedInAs(email);
+    await expectAccessible(page, 'account with two-step sign-in on');
+
+    // Off again: the password alone signs in.
+    await page.click('#mfa-disable');
+    await page.waitForFunction(() => /^Off/.test(document.getElementById('mfa-status').textContent));
+    await logOut();
+    await logIn(email, env.USER_PASSWORD);
+    await logOut();
+    console.log(`SECRET ${secret}`);
+  },
+
+  // The session ends on the server (signed out everywhere): the next action lands on the log-in
+  // form with one notice, and the error banner never covers "Log out".
+  async ended() {
+    const email = env.USER_EMAIL;
+    await open();
+    await logIn(email, env.USER_PASSWORD);
+    await expectAccessible(page, 'notes and account panels');
+    await ask('END_SESSIONS', { email });
+    await page.fill('#note-title', 'after the end');
+    await page.click('#note-add');
+    await page.waitForSelector('body[data-view="auth"]');
+    await notice(/Your session has ended/);
+    assertHuman(await page.textContent('#notice'));
+    assert.ok(await page.isHidden('#error'), 'one notice, no error banner on top of it');
+    assert.ok(await page.isHidden('#logout') && await page.isHidden('#who'), 'nothing of the old session is left');
+    assert.equal(await page.inputValue('#email'), '');
+    await expectAccessible(page, 'log-in form after the session ended');
+    // The banner sits below the header: "Log out" stays clickable while an error shows.
+    await logIn(email, env.USER_PASSWORD);
+    assert.ok(await page.isHidden('#notice'), 'the notice goes once signed in again');
+    await page.evaluate(() => {
+      document.getElementById('error-text').textContent = 'x';
+      document.getElementById('error').hidden = false;
+    });
+    const [banner, logout] = await Promise.all(['#error', '#logout'].map((sel) => page.locator(sel).boundingBox()));
+    assert.ok(banner.y >= logout.y + logout.height, `the banner (top ${banner.y}) is below "Log out" (bottom ${logout.y + logout.height})`);
+    await page.click('#error-close');
+    await logOut();
   },
 
   async profile() {

@@ -1,17 +1,19 @@
 // The account extras of the demo, kept apart from the notes app (main.js calls three hooks):
 // mail flows (lifecycle.js), "Sign in with OpenID" (openid.js), avatar and country (profile.js).
 import { setupLifecycle } from './lifecycle.js';
+import { setupMfa } from './mfa.js';
 import { takeReturn } from './links.js';
 import { setupOpenId } from './openid.js';
 import { setupProfile } from './profile.js';
 import './extras.css';
 
 /**
- * `app`: { client, account, cfg, policy, guard, showError, signedIn } from main.js, where
+ * `app`: { client, account, cfg, policy, guard, showError, signedIn, signedOut } from main.js, where
  * `guard(fn)` and `showError(err)` show errors as sentences for people (messages.js), `policy` is
  * the password policy and `signedIn()` reads the account and shows the notes. Returns the hooks:
  * beforeStart() (finish a mail link or OAuth2 return, before the session is read),
- * signedIn(user) and signedOut().
+ * signedIn(user), signedOut(), secondStep() (ask for the second factor of a sign-in) and
+ * notify(text, kind) (the status line under the header).
  */
 export function setupExtras(app) {
   const notice = document.createElement('p');
@@ -32,6 +34,7 @@ export function setupExtras(app) {
   const lifecycle = setupLifecycle(ctx, authBox, accountBox);
   const openid = setupOpenId(ctx, authBox);
   const profile = setupProfile(ctx, accountBox);
+  const mfa = setupMfa(ctx, authBox, accountBox);
 
   return {
     async beforeStart() {
@@ -43,10 +46,17 @@ export function setupExtras(app) {
     signedIn(user) {
       lifecycle.showBanner(user);
       profile.show(user);
+      mfa.leave();
+      mfa.show(user);
     },
     signedOut() {
       lifecycle.hideBanner();
       profile.hide();
+      mfa.leave();
+      mfa.hide();
     },
+    /** The second step of a sign-in (MFA), for a session that needs it. */
+    secondStep: () => mfa.challenge(),
+    notify,
   };
 }

@@ -9,7 +9,7 @@
 //   updateVerification.
 import { ID } from 'appwrite';
 import { returnUrl } from './links.js';
-import { humanMessage, passwordRule } from './messages.js';
+import { codeError, humanMessage, passwordRule } from './messages.js';
 import { busy } from './ui.js';
 
 const FORMS = `
@@ -102,7 +102,7 @@ export function setupLifecycle(app, authBox, accountBox) {
   });
 
   submit('code-form', 'Signing in…', async () => {
-    await account.createSession({ userId: pending.userId, secret: $('code').value.trim() });
+    await codeError(() => account.createSession({ userId: pending.userId, secret: $('code').value.trim() }));
     pending = null;
     $('code').value = '';
     only(null);
@@ -138,7 +138,11 @@ export function setupLifecycle(app, authBox, accountBox) {
           notify('Email verified.');
         } catch (err) {
           console.error(`web-notes: [${err.code} ${err.type}] ${err.message}`, err);
-          notify(`Email not verified. ${humanMessage(err, policy)}`, 'error');
+          // A link opened again fails (it works once), though the address is verified: say so.
+          const user = await account.get().catch(() => null);
+          if (user?.emailVerification && user.$id === ret.userId) notify('Your email address is already verified.');
+          else if (user) notify(`Email not verified. ${humanMessage(err, policy)}`, 'error');
+          else notify('This link was already used or has expired. Log in to see whether your address is verified, or to ask for a new link.', 'error');
         }
         return true;
       }

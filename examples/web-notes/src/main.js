@@ -4,7 +4,8 @@ import {
 import { loadConfig } from './config.js';
 import { setupExtras } from './extras.js';
 import { attachments } from './files.js';
-import { passwordRule } from './messages.js';
+import { needsSecondStep } from './mfa.js';
+import { humanMessage, passwordRule } from './messages.js';
 import { matchesSearch, searchQueries } from './search.js';
 import { $, busy, finishToast, noteTimes, setLive, showError as showErrorWith, showUser, undoToast } from './ui.js';
 import './style.css';
@@ -37,9 +38,21 @@ async function guard(fn) {
   try {
     return await fn();
   } catch (err) {
-    showError(err);
+    if (!sessionGone(err)) showError(err);
     return undefined;
   }
+}
+
+// A signed-in page whose session ended elsewhere (signed out everywhere, a password recovery,
+// the account blocked) gets 401 on its next call: it goes back to the log-in form with one
+// notice, instead of leaving the notes up with a banner over "Log out".
+function sessionGone(err) {
+  if (!state.user || !(err instanceof AppwriteException) || err.code !== 401) return false;
+  console.warn(`web-notes: session ended [${err.code} ${err.type}] ${err.message}`);
+  const why = err.type === 'user_blocked' ? humanMessage(err, policy)
+    : 'Your session has ended: you were signed out, here or on another device. Log in again.';
+  signedOut().then(() => extras.notify(why, 'error'));
+  return true;
 }
 
 function ownerPermissions() {
@@ -74,6 +87,21 @@ function renderAuthMode() {
   $('password').minLength = policy.minLength;
   $('password-hint').textContent = passwordRule(policy);
   $('password-hint').hidden = !state.signup;
+}
+
+// Read the account and show the notes; a session that still needs its second step (MFA) shows
+// that step instead (src/mfa.js).
+async function enter() {
+  let user;
+  try {
+    user = await account.get();
+  } catch (err) {
+    if (!needsSecondStep(err)) throw err;
+    showAuth();
+    await extras.secondStep();
+    return;
+  }
+  await showNotes(user);
 }
 
 async function showNotes(user) {
@@ -241,12 +269,18 @@ async function attach(note, file) {
 async function removeNote(note) {
   showError(null);
   let settle;
+  const shown = visibleNotes().map((n) => n.$id);
+  const at = shown.indexOf(note.$id);
+  const neighbour = shown[at + 1] || shown[at - 1];
   state.deleting.set(note.$id, new Promise((resolve) => { settle = resolve; }));
   render();
+  // The focused button went with its note: keep the keyboard user in the list.
+  focusNote(neighbour) || $('note-title').focus();
   const undone = await undoToast(`Deleted “${note.title}”`);
   if (undone) {
     state.deleting.delete(note.$id);
     render();
+    focusNote(note.$id);
     settle();
     return;
   }
@@ -255,12 +289,20 @@ async function removeNote(note) {
     state.notes.delete(note.$id);
     if (note.fileId) files.remove(note.fileId);
   } catch (err) {
-    if (!(err instanceof AppwriteException && err.code === 404)) showError(err);
+    // Signed out meanwhile (the session ended): nothing to report on the log-in form.
+    if (state.user && !(err instanceof AppwriteException && err.code === 404) && !sessionGone(err)) showError(err);
   } finally {
     state.deleting.delete(note.$id);
     if (state.user) render();
     settle();
   }
+}
+
+/** Focus the Edit button of note ``id``; false when it is not on screen. */
+function focusNote(id) {
+  const button = id && document.querySelector(`#list li[data-id="${id}"] button.edit`);
+  if (button) button.focus();
+  return Boolean(button);
 }
 
 async function flushDeletes() {
@@ -285,7 +327,7 @@ async function loadNotes() {
     const result = await tables.listRows({ databaseId: cfg.database, tableId: cfg.table, queries: listQueries() });
     if (seq === loadSeq) state.notes = new Map(result.rows.map((row) => [row.$id, row]));
   } catch (err) {
-    if (seq === loadSeq) showError(err);
+    if (seq === loadSeq && !sessionGone(err)) showError(err);
   } finally {
     if (seq === loadSeq) {
       state.loading = false;
@@ -334,7 +376,7 @@ async function unsubscribe() {
 
 // Mail flows, OpenID sign-in, avatar and country (src/extras.js).
 const extras = setupExtras({
-  client, account, cfg, policy, guard, showError, signedIn: async () => showNotes(await account.get()),
+  client, account, cfg, policy, guard, showError, signedIn: enter, signedOut: () => showAuth(),
 });
 
 $('auth-toggle').addEventListener('click', (event) => {
@@ -348,6 +390,7 @@ $('auth-toggle').addEventListener('click', (event) => {
 $('auth-form').addEventListener('submit', (event) => {
   event.preventDefault();
   const label = state.signup ? 'Creating account…' : 'Logging in…';
+  extras.notify('');
   busy($('auth-submit'), label, () => guard(async () => {
     const email = $('email').value.trim();
     const password = $('password').value;
@@ -356,16 +399,23 @@ $('auth-form').addEventListener('submit', (event) => {
     }
     await account.createEmailPasswordSession({ email, password });
     $('password').value = '';
-    await showNotes(await account.get());
+    await enter();
   }), $('auth-fields'));
 });
 
 $('logout').addEventListener('click', () => busy($('logout'), 'Logging out…', () => guard(async () => {
   await flushDeletes();
-  await unsubscribe();
   await account.deleteSession({ sessionId: 'current' });
+  await signedOut();
+})));
+
+/** Forget the signed-in user and show an empty log-in form. */
+async function signedOut() {
   state.user = null;
-  for (const key of ['notes', 'uploads', 'uploadEvents', 'replacing', 'editing']) state[key].clear();
+  finishToast(false);
+  showError(null);
+  await unsubscribe();
+  for (const key of ['notes', 'uploads', 'uploadEvents', 'replacing', 'editing', 'deleting']) state[key].clear();
   files.dropPreviews();
   state.signup = false;
   state.search = '';
@@ -374,7 +424,7 @@ $('logout').addEventListener('click', () => busy($('logout'), 'Logging out…', 
   $('auth-form').reset();
   $('list').replaceChildren();
   showAuth();
-})));
+}
 
 $('note-form').addEventListener('submit', (event) => {
   event.preventDefault();
@@ -389,8 +439,11 @@ $('note-form').addEventListener('submit', (event) => {
     $('note-form').reset();
     if (matchesView(row)) state.notes.set(row.$id, row);
     render();
-    $('note-title').focus();
-  }), $('note-fields'));
+  }), $('note-fields')).then(() => {
+    // After busy() enabled the form again (a disabled field cannot take the focus): ready for
+    // the next note.
+    if (state.user) $('note-title').focus();
+  });
 });
 
 let searchTimer;
@@ -405,6 +458,8 @@ $('search').addEventListener('input', (event) => {
 // A hidden page may never come back: run the deletes still waiting for their Undo now.
 document.addEventListener('visibilitychange', () => {
   if (document.visibilityState === 'hidden') finishToast(false);
+  // Back on the page: a session ended meanwhile shows the log-in form now, not on the next click.
+  else if (state.user) account.get().catch((err) => sessionGone(err));
 });
 
 async function start() {
@@ -414,7 +469,7 @@ async function start() {
   } else {
     await extras.beforeStart();
     try {
-      await showNotes(await account.get());
+      await enter();
     } catch (err) {
       if (!(err instanceof AppwriteException && err.code === 401)) showError(err);
       showAuth();

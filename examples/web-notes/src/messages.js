@@ -22,7 +22,12 @@ const BY_TYPE = {
   storage_file_type_unsupported: 'This kind of file can’t be attached.',
   general_server_error: 'Something went wrong on the server. Try again in a moment.',
   // The account extras: mailed links and codes, OpenID sign-in.
-  user_invalid_token: 'This link or code has expired or was already used. Ask for a new one.',
+  // A link's token: Appwrite answers user_invalid_token for a link used or expired. A typed code
+  // gets CODE_WRONG instead (see codeError): the likeliest reason there is a typo.
+  user_invalid_token: 'This link has expired or was already used. Ask for a new one.',
+  user_more_factors_required: 'Finish signing in with your second step.',
+  user_challenge_required: 'For your security, sign in again before changing this.',
+  user_authenticator_already_verified: 'Your authenticator app is already set up.',
   user_not_found: 'There is no account with this email.',
   user_email_already_verified: 'Your email address is already verified.',
   general_smtp_disabled: 'This site can’t send email right now. Log in with your password instead.',
@@ -50,8 +55,24 @@ function argumentMessage(err, policy) {
   return null;
 }
 
+export const CODE_WRONG = 'That code isn’t right. Check it and try again, or ask for a new one.';
+
+/** ``fn()``, with a wrong typed code (401 ``user_invalid_token``) reported as CODE_WRONG: the
+ * error keeps the server's type and message for the console. */
+export async function codeError(fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof AppwriteException && err.type === 'user_invalid_token') {
+      throw Object.assign(new Error(CODE_WRONG), { code: err.code, type: err.type, serverMessage: err.message, human: CODE_WRONG });
+    }
+    throw err;
+  }
+}
+
 /** A sentence for people about ``err`` (an AppwriteException, a fetch TypeError, or anything). */
 export function humanMessage(err, policy = { minLength: 8 }) {
+  if (err?.human) return err.human;
   if (err instanceof AppwriteException) {
     if (err.type === 'general_argument_invalid') {
       const sentence = argumentMessage(err, policy);

@@ -110,9 +110,9 @@ def test_plan_lists_every_stage_with_builds_and_durations():
     for key, stage in STAGES.items():
         assert f"stage {key}: {stage.title}" in out
     assert "WSGI sweep: wsgi, wsgi-sync5, wsgi-sync8, wsgi-gthread5x8, wsgi-gthread5x16, wsgi-gthread5x32" in out
-    assert "builds: pocketbase, asgi-embedded, asgi-pg" in out
+    assert "builds: pocketbase, asgi-direct-embedded, asgi-direct-pg" in out
     assert "10 VUs x 60s x 9 runs; 1000 VUs x 60s x 9 runs" in out  # crud: 3 builds x 3 rounds
-    assert "500 VUs x 5m x 8 runs" in out  # Appwrite's method: once per build (asgi, asgi-django, 6 WSGI)
+    assert "500 VUs x 5m x 9 runs" in out  # Appwrite's method: once per build (asgi, asgi-direct, asgi-django, 6 WSGI)
     assert "total ~" in out and " h " in out
     assert out.rstrip().endswith("run it with: .venv/bin/python loadtests/run.py --preset round2 "
                                  "--server-cpus 0-1 --k6-cpus 2-3 --label round2")
@@ -128,8 +128,8 @@ def test_plan_of_one_stage_lists_only_it():
 def test_plan_with_shorter_runs_and_fewer_scenarios():
     out = _plan("--stages", "a,f", "--stage-duration", "10s,f=1m", "--stage-scenarios", "a=ping+read")
     assert "scenarios: ping, read\n" in out
-    assert "500 VUs x 10s x 42 runs" in out  # 2 scenarios x 7 builds x 3 rounds
-    assert "500 VUs x 1m x 7 runs" in out
+    assert "500 VUs x 10s x 48 runs" in out  # 2 scenarios x 8 builds x 3 rounds
+    assert "500 VUs x 1m x 8 runs" in out
     assert out.rstrip().endswith("--stage-duration 10s,f=1m --stage-scenarios a=ping+read --label round2-af")
 
 
@@ -143,8 +143,13 @@ def test_report_shows_wsgi_best_and_ratios_against_it(canned):
     meta, rows = canned
     md = render(meta, rows, mach={})
     # ping: gthread has the most req/s but errors in round 2, so the 8 sync workers are wsgi-best
-    assert "| ping | 3,000.0 | 900.0 | 1,000.0 | 1,200.0 | 2,000.0 (0.50 %) | wsgi-sync8: 1,200.0 |" in md
-    assert "| ping | wsgi-sync8 | 2.50× (2.50–2.50) | 0.75× (0.75–0.75) | 3.00× (3.00–3.00) |" in md
+    assert "| ping | 3,000.0 | 3,600.0 | 900.0 | 1,000.0 | 1,200.0 | 2,000.0 (0.50 %) | wsgi-sync8: 1,200.0 |" in md
+    # The pure ASGI build's ratio first, the direct /v1 protocol's beside it, then the naive build's;
+    # then the first two against the 3 sync workers.
+    assert ("| scenario | wsgi-best | asgi ÷ wsgi-best (req/s) | asgi-direct ÷ wsgi-best (req/s) | "
+            "asgi-django ÷ wsgi-best (req/s) | asgi ÷ wsgi (3 sync) | asgi-direct ÷ wsgi (3 sync) |") in md
+    assert ("| ping | wsgi-sync8 | 2.50× (2.50–2.50) | 3.00× (3.00–3.00) | 0.75× (0.75–0.75) | 3.00× (3.00–3.00) | "
+            "3.60× (3.60–3.60) |") in md
     assert "| wait | 4,000.0 |" in md and "none at 0 % errors |" in md
 
 
@@ -153,12 +158,13 @@ def test_report_open_model_peers_crud_and_appwrite_method(canned):
     md = render(meta, rows, mach={})
     assert "| ping | 1,600 | 1,600 | 1,600 | 1,600 |" in md
     assert "wait ÷ ping (asgi, per round): 0.50× (0.50–0.50)." in md
-    assert "| peer-read | asgi-pg | 900.0 |" in md and "| 0.30× (0.30–0.30) |" in md
+    assert "| peer-read | asgi-direct-pg | 900.0 |" in md and "| 0.30× (0.30–0.30) |" in md
     assert "- a canned difference" in md
-    assert "| 1000 | asgi-pg | 400.0 | 11 |" in md
+    assert "| 1000 | asgi-direct-pg | 400.0 | 11 |" in md
     assert "| 1000 | published figure (other hardware, not measured here) | 7,924 | 0 |" in md
     assert "| asgi | 1,400.0 | 14,000 | 99.99 | 1.0 | 2.0 | 3.0 | 4.0 | 9.0 |" in md
     assert "asgi ÷ wsgi-best (wsgi), req/s: 2.33× (one run each, no spread)." in md
+    assert "asgi-direct ÷ wsgi-best (wsgi), req/s: 2.80× (one run each, no spread)." in md
 
 
 def test_report_files_and_charts_are_written(canned, tmp_path):

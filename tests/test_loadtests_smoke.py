@@ -84,7 +84,7 @@ def test_round2_smoke_runs_the_peers_and_leaves_no_database(tmp_path):
     (out,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     results = json.loads((out / "results.json").read_text())
     for scenario in ("peer-read", "peer-list", "peer-create", "crud"):
-        for build in ("pocketbase", "asgi-embedded", "asgi-pg"):
+        for build in ("pocketbase", "asgi-direct-embedded", "asgi-direct-pg"):
             (row,) = [r for r in results["rows"] if r["scenario"] == scenario and r["build"] == build]
             assert row["requests"] > 0 and row["failed"] == row["check_fails"] == 0, (scenario, build, row)
             assert row["cpu_ms_per_req"] is not None

@@ -15,8 +15,10 @@ from tests import docs
 def test_quick_start_command_shape():
     command = docs.quick_start()
     for step in ("pip install -r requirements.txt", "manage.py migrate", "manage.py createproject demo",
-                 "uvicorn backend.asgi:application --host 127.0.0.1 --port 8000"):
+                 "manage.py createproject demo"):
         assert step in command
+    # The last step starts the server as production does (the image's command), not a bare uvicorn.
+    assert command.split(" && ")[-1].strip() == ".venv/bin/python -m backend.serve"
 
 
 def test_getting_started_repeats_the_readme():
@@ -38,9 +40,13 @@ def _embedded(tmp_path) -> tuple[dict, str]:
 
 
 def test_embedded_default_serves_the_readme_example(tmp_path):
-    """No DATABASE_URL/REDIS_URL: SQLite + in-process cache, then the README's SDK example."""
+    """No DATABASE_URL/REDIS_URL: SQLite + in-process cache, the server started by the quick
+    start's last step (on a free PORT), then the README's SDK example."""
     env, key = _embedded(tmp_path)
-    server = start_server("asgi", env, port=free_port())
+    port = free_port()
+    serve = docs.quick_start().split(" && ")[-1].split()
+    serve[0] = sys.executable if serve[0] == ".venv/bin/python" else serve[0]
+    server = start_server("asgi", {**env, "PORT": str(port)}, port=port, command=serve)
     try:
         code = docs.sdk_example().replace("http://127.0.0.1:8000/v1", server.endpoint)
         out = subprocess.run([sys.executable, "-c", code], env={**env, "APPWRITE_KEY": key}, capture_output=True,

@@ -11,6 +11,7 @@ from django.conf import settings
 
 from apps.core.db import get_database
 from apps.core.errors import AppwriteError
+from apps.core.http import serving_path
 from apps.core.kv import get_kv
 from apps.core.runtime import run_sync
 from apps.health.api import status
@@ -20,9 +21,11 @@ CHECKS = (("http", "/v1/health", status.health), ("database", "/v1/health/db", s
 
 
 def snapshot() -> dict:
-    """``{"version": str, "checks": [{"name", "route", "status", "ping", "message"}]}``: ``status``
-    is ``"pass"`` or ``"fail"``, ``ping`` milliseconds (``None`` on failure), ``message`` the
-    error's message on failure (``""`` otherwise). Never raises for a failing dependency."""
+    """``{"version": str, "checks": [{"name", "route", "status", "ping", "message"}], "serving": dict |
+    None}``: ``status`` is ``"pass"`` or ``"fail"``, ``ping`` milliseconds (``None`` on failure), ``message`` the
+    error's message on failure (``""`` otherwise); ``serving`` the server, protocol and adapter of
+    this process (``apps.core.http.serving_path.PATH``; ``None`` without an ASGI lifespan, e.g. under
+    gunicorn). Never raises for a failing dependency."""
     ctx = SimpleNamespace(db=get_database("sync"), kv=get_kv("sync"))
     checks = []
     for name, route, handler in CHECKS:
@@ -33,4 +36,4 @@ def snapshot() -> dict:
             continue
         entry = body["statuses"][0] if "statuses" in body else body
         checks.append({"name": name, "route": route, "status": entry["status"], "ping": entry["ping"], "message": ""})
-    return {"version": settings.APPWRITE_VERSION, "checks": checks}
+    return {"version": settings.APPWRITE_VERSION, "checks": checks, "serving": serving_path.PATH}

@@ -31,6 +31,17 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_JSON_BODY
 V1_ADAPTER = _env("V1_ADAPTER", "lean").lower()
 if V1_ADAPTER not in {"django", "lean"}:
     raise ImproperlyConfigured(f"V1_ADAPTER must be 'django' or 'lean', got {V1_ADAPTER!r}")
+# How uvicorn carries /v1 (apps.core.http.v1_protocol's factory reads it): "direct" (the project's own
+# HTTP/1.1 protocol serves /v1 on the event loop and hands every other request to uvicorn's httptools
+# protocol) or "asgi" (uvicorn's httptools protocol with the head limits and client timeouts,
+# apps.core.http.uvicorn_protocol, and the ASGI interface for every request). Default: "direct", or
+# "asgi" with V1_ADAPTER=django (Django's handler is an ASGI application). Other ASGI servers are ASGI only.
+V1_PROTOCOL = _env("V1_PROTOCOL", "asgi" if V1_ADAPTER == "django" else "direct").lower()
+if V1_PROTOCOL not in {"direct", "asgi"}:
+    raise ImproperlyConfigured(f"V1_PROTOCOL must be 'direct' or 'asgi', got {V1_PROTOCOL!r}")
+if V1_PROTOCOL == "direct" and V1_ADAPTER == "django":
+    raise ImproperlyConfigured("V1_PROTOCOL=direct serves /v1 without an ASGI adapter; "
+                               "V1_ADAPTER=django needs V1_PROTOCOL=asgi")
 # Request bodies and uploaded file parts above this many bytes are spooled to disk rather than
 # held in memory (Django's ASGI body spool and multipart upload handlers), so eight concurrent
 # 5 MiB upload chunks cost disk, not RSS (docs/storage.md, memory test).

@@ -8,6 +8,9 @@ from pathlib import Path
 from loadtests.runner.builds import Build, start_server
 from loadtests.runner.k6run import measure
 
+# ASGI builds --profile leaves out (see Bench.matrix).
+NOT_PROFILED = ("asgi-django", "asgi-granian")
+
 T0 = time.monotonic()
 
 
@@ -146,12 +149,15 @@ class Bench:
                vus: int | None = None, duration: str | None = None) -> None:
         """Every scenario on every build for ``rounds`` rounds, the build order reversed every
         other round (in smoke mode build-major, so each build's server starts once); with
-        ``--profile``, then one profiled run per scenario on each Python ASGI build."""
+        ``--profile``, then one profiled run per scenario on each Python ASGI build but
+        :data:`NOT_PROFILED`."""
         self._matrix(scenarios, builds, rounds, key, seed_file, stage=stage, vus=vus, duration=duration)
         if getattr(self.args, "profile", False) and not self.external:
             for sc in scenarios:
                 for build in builds:
-                    if build.asgi and build.family != "peer" and build.name != "asgi-django" and not (
+                    # Not the naive build, and not granian: py-spy attaches to the started
+                    # process, which for granian is the supervisor, not the worker serving.
+                    if build.asgi and build.family != "peer" and build.name not in NOT_PROFILED and not (
                             build.only_scenarios and sc.name not in build.only_scenarios):
                         self.profile_run(sc, build, key, seed_file, stage=stage, vus=vus, duration=duration)
 

@@ -12,9 +12,22 @@ each sync worker uses at most one connection at a time (3 in all), plus ``DB_POO
 idle per process. ``--preload`` imports Django once in the master and forks the workers (shared
 pages, faster start); every pool is created lazily, after the fork, in each worker.
 
-Both servers start as the product's launcher starts them (``backend/serve.py``): uvicorn with
-the head-limit protocol (``apps.core.http.uvicorn_protocol``) and sans-io websockets, gunicorn
-with ``backend/gunicorn_conf.py`` (its sync worker answering refusals as JSON, the head limits).
+Builds are named for what serves the requests:
+
+- ``asgi``: uvicorn, its httptools protocol with the head limits and client timeouts
+  (``apps.core.http.uvicorn_protocol``), the ASGI interface for every request and the lean ASGI
+  adapter for /v1 (``V1_PROTOCOL=asgi``): the honest ASGI build;
+- ``asgi-direct``: the same uvicorn process with /v1 on the project's own HTTP/1.1 protocol
+  (``apps.core.http.v1_protocol``, ``V1_PROTOCOL=direct``, the product default), everything else
+  handed to the httptools protocol and ASGI;
+- ``asgi-granian``: granian's ASGI interface (as ``ASGI_SERVER=granian`` starts it), lean adapter;
+- ``asgi-django``: uvicorn + httptools, /v1 through Django's ASGIHandler (``V1_ADAPTER=django``);
+- ``wsgi`` and the sweep (``sweep.py``): gunicorn.
+
+uvicorn and granian start as the product's launcher starts them (``backend/serve.py``; sans-io
+websockets for uvicorn), gunicorn with ``backend/gunicorn_conf.py`` (its sync worker answering
+refusals as JSON, the head limits). Result folders written before these names keep their old
+labels: there ``asgi`` was uvicorn with the direct /v1 protocol (today's ``asgi-direct``).
 uvicorn runs with the product launcher's back-pressure (``backend/serve.py``:
 ``--limit-concurrency`` = ``SERVER_LIMIT_CONCURRENCY``'s default 2048, ``--backlog`` 2048): past
 2048 open connections a request is answered 503 at once.
@@ -53,27 +66,41 @@ class Build:
     unset: tuple[str, ...] = ()  # variables removed from the environment (the embedded build: no DATABASE_URL)
 
 
-# The product's own server settings (backend/serve.py): uvicorn with the head-limit protocol and
-# the sans-io websockets, gunicorn with its config file (JSON refusals, head limits).
+# The product's own server settings (backend/serve.py): uvicorn with the protocol factory (which
+# reads V1_PROTOCOL) and the sans-io websockets, granian as ASGI_SERVER=granian runs it, gunicorn
+# with its config file (JSON refusals, head limits).
 UVICORN = (PY, "-m", "uvicorn", ASGI_APP, "--host", "127.0.0.1", "--port", "{port}",
            "--no-access-log", "--loop", "uvloop", "--http", HTTP_PROTOCOL, "--ws", "websockets-sansio",
            "--lifespan", "on", "--backlog", "2048", "--limit-concurrency", "2048",
            "--timeout-graceful-shutdown", "5", "--no-proxy-headers", "--no-server-header")
+GRANIAN = (PY, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1", "--port", "{port}",
+           "--workers", "1", "--loop", "uvloop", "--ws", "--backlog", "2048", "--backpressure", "2048",
+           "--workers-kill-timeout", "5", "--no-respawn-failed-workers", "--no-access-log", ASGI_APP)
+# The environment of each /v1 path (backend/settings/serving.py), set in full so an exported
+# V1_PROTOCOL or V1_ADAPTER in the runner's shell cannot change what a build name means.
+PURE_ASGI = {"V1_PROTOCOL": "asgi", "V1_ADAPTER": "lean"}
+DIRECT = {"V1_PROTOCOL": "direct", "V1_ADAPTER": "lean"}
+NAIVE = {"V1_PROTOCOL": "asgi", "V1_ADAPTER": "django"}
+# The ASGI builds the reports set against wsgi-best, the pure ASGI build first.
+ASGI_ORDER = ("asgi", "asgi-direct", "asgi-granian", "asgi-django")
 GUNICORN = (PY, "-m", "gunicorn", WSGI_APP, "--bind", "127.0.0.1:{port}", "--config", GUNICORN_CONFIG,
             "--workers", "3", "--preload", "--backlog", "2048", "--timeout", "120",
             "--graceful-timeout", "5")
 
 # The builds table.
 BUILDS: dict[str, Build] = {b.name: b for b in [
-    Build("asgi", "ASGI: uvicorn, 1 process, lean /v1 adapter (product default)", UVICORN, {"V1_ADAPTER": "lean"}),
+    Build("asgi", "ASGI: uvicorn + httptools, 1 process, lean ASGI adapter for every /v1 request "
+          "(V1_PROTOCOL=asgi)", UVICORN, PURE_ASGI),
+    Build("asgi-direct", "uvicorn, 1 process, /v1 on the project's direct HTTP/1.1 protocol, other requests "
+          "through httptools + ASGI (V1_PROTOCOL=direct, product default)", UVICORN, DIRECT),
+    Build("asgi-granian", "ASGI: granian, 1 worker, lean ASGI adapter", GRANIAN, PURE_ASGI),
     # The naive migration: the same process, /v1 served through Django's ASGIHandler and the
     # V1Middleware adapter (a per-request thread context, signals through sync_to_async).
-    Build("asgi-django", "ASGI: uvicorn, 1 process, Django's ASGI handler (naive)", UVICORN,
-          {"V1_ADAPTER": "django"}),
+    Build("asgi-django", "ASGI: uvicorn + httptools, 1 process, Django's ASGI handler (naive)", UVICORN, NAIVE),
     Build("wsgi", "WSGI: gunicorn, 3 sync workers", GUNICORN, asgi=False, family="wsgi"),
-    # Abuse overhead: the ASGI build with rate limiting switched off.
-    Build("asgi-noabuse", "ASGI: uvicorn, ABUSE_ENABLED=false", UVICORN, {"ABUSE_ENABLED": "false"},
-          only_scenarios=("create",)),
+    # Abuse overhead: the asgi build with rate limiting switched off.
+    Build("asgi-noabuse", "ASGI: uvicorn + httptools, lean adapter, ABUSE_ENABLED=false", UVICORN,
+          {**PURE_ASGI, "ABUSE_ENABLED": "false"}, only_scenarios=("create",)),
 ]}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from loadtests.runner.builds import ASGI_ORDER
 from loadtests.runner.sweep import ratios_vs, wsgi_best
 
 
@@ -35,15 +36,15 @@ def _stat(values: list[float]) -> tuple[float, float, float]:
 
 
 def ratios_chart(path: Path, rows: list[dict], stages: dict[str, dict]) -> None:
-    """One panel per sweep stage: asgi and asgi-django req/s ÷ wsgi-best per scenario (median,
-    min-max over rounds), a line at 1."""
+    """One panel per sweep stage: each ASGI build's req/s ÷ wsgi-best per scenario (median,
+    min-max over rounds; the pure ASGI build first, the direct /v1 protocol beside it), a line at 1."""
     plt = _plt()
     fig, axes = plt.subplots(1, len(stages), figsize=(7 * len(stages), 4.8), squeeze=False)
     for ax, (key, info) in zip(axes[0], stages.items(), strict=True):
         vus = info["vus"][0]
         labels = list(info["scenarios"])
         series = {}
-        for build in ("asgi", "asgi-django"):
+        for build in ASGI_ORDER:
             if build in info["builds"]:
                 series[f"{build} ÷ wsgi-best"] = [
                     _stat(ratios_vs(rows, s, build, wsgi_best(rows, s, key, vus), key, vus)) for s in labels]

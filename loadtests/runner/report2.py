@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from loadtests.runner.builds import ASGI_ORDER
 from loadtests.runner.report import _fmt as _f
 from loadtests.runner.report import _median as _med
 from loadtests.runner.report import _ratio_text as _ratio
@@ -29,8 +30,16 @@ def cell(rows, stage, scenario, build, key, vus=None):
     return _med([r.get(key) for r in _runs(rows, stage, scenario, build, vus)])
 
 
+def asgi_builds(builds) -> list[str]:
+    """The ASGI builds among ``builds`` in :data:`~loadtests.runner.builds.ASGI_ORDER`: the pure
+    ASGI build (``asgi``) first, the direct /v1 protocol (``asgi-direct``) beside it."""
+    return [b for b in ASGI_ORDER if b in builds]
+
+
 def sweep_section(rows, stage: str, info: dict) -> list[str]:
-    """Stages a and e: every build's req/s, `wsgi-best` and the ratios against it."""
+    """Stages a and e: every build's req/s, `wsgi-best` and the ratios against it: each ASGI build
+    ÷ wsgi-best (``asgi`` first), the first two ÷ the 3 sync workers, their CPU and p95 beside
+    wsgi-best's."""
     builds, vus = info["builds"], info["vus"][0]
     wsgi = [b for b in builds if any(r.get("family") == "wsgi" and r["build"] == b for r in rows)]
     head = ["scenario", *builds, "wsgi-best"]
@@ -39,9 +48,12 @@ def sweep_section(rows, stage: str, info: dict) -> list[str]:
            "in brackets the highest errors % of any round, when not 0 (such a configuration cannot be "
            "wsgi-best).", "",
            "| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
-    ratio_lines = ["", "| scenario | wsgi-best | asgi ÷ wsgi-best (req/s) | asgi-django ÷ wsgi-best | "
-                   "asgi ÷ wsgi (3 sync) | CPU ms/req asgi / wsgi-best | p95 ms asgi / wsgi-best |",
-                   "|---|---|---:|---:|---:|---:|---:|"]
+    asgi = asgi_builds(builds)
+    ratio_lines = ["", "| scenario | wsgi-best | " + " | ".join(f"{b} ÷ wsgi-best (req/s)" for b in asgi)
+                   + " | " + " | ".join(f"{b} ÷ wsgi (3 sync)" for b in asgi[:2])
+                   + " | CPU ms/req " + " / ".join([*asgi[:2], "wsgi-best"])
+                   + " | p95 ms " + " / ".join([*asgi[:2], "wsgi-best"]) + " |",
+                   "|---|---|" + "---:|" * (len(asgi) + len(asgi[:2]) + 2)]
     for s in info["scenarios"]:
         cells = []
         for b in builds:
@@ -51,16 +63,12 @@ def sweep_section(rows, stage: str, info: dict) -> list[str]:
         best = wsgi_best(rows, s, stage, vus) if wsgi else None
         best_txt = f"{best}: {_f(cell(rows, stage, s, best, 'rps', vus))}" if best else "none at 0 % errors"
         out.append(f"| {s} | " + " | ".join(cells) + f" | {best_txt} |")
-        if best:
-            ratio_lines.append(
-                f"| {s} | {best} | {_ratio(ratios_vs(rows, s, 'asgi', best, stage, vus))} | "
-                f"{_ratio(ratios_vs(rows, s, 'asgi-django', best, stage, vus))} | "
-                f"{_ratio(ratios_vs(rows, s, 'asgi', 'wsgi', stage, vus))} | "
-                f"{_f(cell(rows, stage, s, 'asgi', 'cpu_ms_per_req', vus), 3)} / "
-                f"{_f(cell(rows, stage, s, best, 'cpu_ms_per_req', vus), 3)} | "
-                f"{_f(cell(rows, stage, s, 'asgi', 'p95_ms', vus))} / {_f(cell(rows, stage, s, best, 'p95_ms', vus))} |")
-        else:
-            ratio_lines.append(f"| {s} | none | – | – | {_ratio(ratios_vs(rows, s, 'asgi', 'wsgi', stage, vus))} | – | – |")
+        vs_best = [_ratio(ratios_vs(rows, s, b, best, stage, vus)) if best else "–" for b in asgi]
+        vs_wsgi = [_ratio(ratios_vs(rows, s, b, "wsgi", stage, vus)) for b in asgi[:2]]
+        cpu = " / ".join(_f(cell(rows, stage, s, b, "cpu_ms_per_req", vus), 3) for b in [*asgi[:2], best]) \
+            if best else "–"
+        p95 = " / ".join(_f(cell(rows, stage, s, b, "p95_ms", vus)) for b in [*asgi[:2], best]) if best else "–"
+        ratio_lines.append(f"| {s} | {best or 'none'} | " + " | ".join([*vs_best, *vs_wsgi, cpu, p95]) + " |")
     return out + ratio_lines + [""]
 
 
@@ -151,7 +159,7 @@ def appwrite_section(rows, stage: str, info: dict) -> list[str]:
                        f"{_f(r.get('cpu_ms_per_req'), 3)} |")
     best = wsgi_best(rows, "mix", stage)
     if best:
-        for b in ("asgi", "asgi-django"):
+        for b in asgi_builds(info["builds"]):
             ratio = ratios_vs(rows, "mix", b, best, stage)
             if ratio:
                 out += ["", f"{b} ÷ wsgi-best ({best}), req/s: {ratio[0]:.2f}× (one run each, no spread)."]

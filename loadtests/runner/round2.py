@@ -1,5 +1,9 @@
 """``--preset round2``: the stages of the second performance round and their plan.
 
+Build names (``builds.py``): ``asgi`` is uvicorn + httptools + the lean ASGI adapter,
+``asgi-direct`` the same process with /v1 on the direct protocol (the product default),
+``asgi-django`` Django's ASGIHandler; ``asgi-granian`` is available to ``--builds`` but in no stage.
+
 Every stage runs every build the same way (same scenario scripts, VUs, durations, warm-up, CPU
 set); nothing in a stage depends on a target. Closed-model stages run ``--rounds`` (>= 3)
 rounds with the build order alternating between rounds; ratios are taken per round within this
@@ -7,11 +11,11 @@ invocation and reported as median (min-max).
 
 | stage | what |
 |---|---|
-| a | WSGI sweep: the default scenarios at 500 VUs on asgi, asgi-django and every WSGI configuration |
+| a | WSGI sweep: the default scenarios at 500 VUs on asgi, asgi-direct, asgi-django and every WSGI configuration |
 | b | open model: highest constant-arrival-rate with p95 < 200 ms and < 1 % errors, ping and wait, asgi |
-| c | PocketBase peers: peer-read, peer-list, peer-create on pocketbase, asgi-embedded, asgi-pg |
+| c | PocketBase peers: peer-read, peer-list, peer-create on pocketbase, asgi-direct-embedded, asgi-direct-pg |
 | d | CRUD cycle: 10 VUs for 60 s and 1,000 VUs for 60 s on the three peer builds |
-| e | four cases at 100 connections (ping, cpu, wait, insert100): asgi against the WSGI sweep |
+| e | four cases at 100 connections (ping, cpu, wait, insert100): asgi and asgi-direct against the WSGI sweep |
 | f | Appwrite's method: `mix` (authenticated reads and writes, abuse checks on), 500 VUs for 5 minutes, one round per build |
 """
 
@@ -27,7 +31,7 @@ class Stage:
     key: str
     title: str
     scenarios: tuple[str, ...]
-    builds: str  # "main" = asgi, asgi-django + WSGI sweep; "asgi+sweep"; "asgi"; "peers"
+    builds: str  # "main" = asgi, asgi-direct, asgi-django + WSGI sweep; "asgi+sweep"; "asgi"; "peers"
     vus: tuple[int, ...]  # one closed-model pass per entry
     duration: str
     model: str = "closed"  # or "open" (step search)
@@ -44,7 +48,7 @@ STAGES: dict[str, Stage] = {s.key: s for s in [
     Stage("c", "PocketBase peers (guests, open rules, rate limits off)",
           ("peer-read", "peer-list", "peer-create"), "peers", (100,), "30s"),
     Stage("d", "CRUD cycle (create, read, update, delete; no think time)", ("crud",), "peers", (10, 1000), "60s"),
-    Stage("e", "four cases at 100 connections: ASGI against wsgi-best",
+    Stage("e", "four cases at 100 connections: ASGI and the direct protocol against wsgi-best",
           ("ping", "cpu", "wait", "insert100"), "asgi+sweep", (100,), "30s"),
     Stage("f", "Appwrite's method: 500 clients for 5 minutes (unless --stage-duration), once per build", ("mix",), "main", (500,), "5m",
           rounds=1),
@@ -63,7 +67,8 @@ def seconds(duration: str) -> float:
 
 
 def build_names(stage: Stage, sweep: list[str], peers: list[str]) -> list[str]:
-    return {"main": ["asgi", "asgi-django", *sweep], "asgi+sweep": ["asgi", *sweep], "asgi": ["asgi"],
+    return {"main": ["asgi", "asgi-direct", "asgi-django", *sweep], "asgi+sweep": ["asgi", "asgi-direct", *sweep],
+            "asgi": ["asgi"],
             "peers": peers}[stage.builds]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from loadtests.runner import peers
 from loadtests.runner import seed as seeding
 from loadtests.runner.bench import Bench, log
-from loadtests.runner.builds import BUILDS
+from loadtests.runner.builds import ASGI_ORDER, BUILDS
 from loadtests.runner.round2 import OPEN_STEPS, STAGES, Stage, build_names
 from loadtests.runner.scenarios import SCENARIOS, plan
 from loadtests.runner.sweep import wsgi_sweep
@@ -16,7 +16,7 @@ from loadtests.runner.sweep import wsgi_sweep
 
 def all_builds(args) -> dict:
     """Every build round2 may start, by name."""
-    out = {b.name: b for b in (BUILDS["asgi"], BUILDS["asgi-django"])}
+    out = {b.name: b for b in (BUILDS[n] for n in ASGI_ORDER)}
     out.update({b.name: b for b in wsgi_sweep(args.cores, args.gthread_workers)})
     out.update({b.name: b for b in peers.peer_builds(args.cores)})
     return out
@@ -61,14 +61,14 @@ def setup_peers(bench: Bench, builds: dict, key: str) -> None:
         server.stop()
     log(f"PocketBase {peers.pocketbase_version()}: collection {peers.TABLE_ID} with {len(rows)} rows")
 
-    embedded = builds["asgi-embedded"]
-    bench.build_env["asgi-embedded"] = peers.embedded_env(work)
-    env = {**os.environ, **bench.server_env, **embedded.env, **bench.build_env["asgi-embedded"]}
+    embedded = builds["asgi-direct-embedded"]
+    bench.build_env["asgi-direct-embedded"] = peers.embedded_env(work)
+    env = {**os.environ, **bench.server_env, **embedded.env, **bench.build_env["asgi-direct-embedded"]}
     for name in embedded.unset:
         env.pop(name, None)
     peers.prepare_embedded(env)
     emb_key = seeding.create_project(env, a.project)
-    for name, k in (("asgi-embedded", emb_key), ("asgi-pg", key)):
+    for name, k in (("asgi-direct-embedded", emb_key), ("asgi-direct-pg", key)):
         server = bench.start(builds[name], f"{name}-seed")
         try:
             peers.seed_ours(seeding.Client(server.url, a.project, k), rows)

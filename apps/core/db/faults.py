@@ -35,6 +35,26 @@ class DatabaseUnavailable(AppwriteError):
         self.lost = lost
 
 
+class PoolTimeout(DatabaseUnavailable):
+    """No pooled connection became free within the pool's wait (``DB_POOL_TIMEOUT``) of the
+    ASGI build's pool (:class:`apps.core.db.gate.Gate`): 503 as :class:`DatabaseUnavailable`;
+    ``waited`` is the wait in seconds. The answer's message is the same as for any database
+    outage; the wait is for logs and tests."""
+
+    def __init__(self, waited: float):
+        super().__init__()
+        self.waited = waited
+
+
+class PoolQueueFull(DatabaseUnavailable):
+    """More callers already wait for a pooled connection than ``DB_POOL_MAX_WAITING`` allows:
+    refused at once, 503 as :class:`DatabaseUnavailable`; ``waiting`` is how many were waiting."""
+
+    def __init__(self, waiting: int):
+        super().__init__()
+        self.waiting = waiting
+
+
 def is_dead(conn) -> bool:
     """True when psycopg connection ``conn`` (idle, just taken from a pool) can no longer be
     used: libpq reads whatever is waiting on its socket without blocking (``PQconsumeInput``);
@@ -55,8 +75,10 @@ def is_dead(conn) -> bool:
 
 def translate(exc: BaseException) -> AppwriteError | None:
     """The answer for ``exc`` when it is a fault of the database rather than of the request:
-    a psycopg or psycopg-pool error, or Django's wrapper of one (its ``__cause__``). ``None``
-    for anything else (the caller re-raises it)."""
+    a psycopg or psycopg-pool error (Django's pool of the WSGI build), or Django's wrapper of
+    one (its ``__cause__``). ``None`` for anything else (the caller re-raises it). The ASGI
+    build's asyncpg path raises :class:`PoolTimeout`/:class:`PoolQueueFull` itself and uses
+    :func:`translate_asyncpg`."""
     from psycopg import InterfaceError, OperationalError, errors
     from psycopg_pool import PoolTimeout, TooManyRequests
 

@@ -7,9 +7,10 @@ of the ``read`` load test. This gate holds one slot per pooled connection and qu
 one future plus one timer, so the pool itself is only asked when a connection is free and never
 queues anyone.
 
-The pool's answers stay the same: a wait longer than its timeout raises
-:class:`psycopg_pool.PoolTimeout`, more than ``max_waiting`` waiters (0 = no limit) raise
-:class:`psycopg_pool.TooManyRequests`; both become 503 (:mod:`apps.core.db.faults`).
+A wait longer than the timeout raises :class:`apps.core.db.faults.PoolTimeout`, more than
+``max_waiting`` waiters (0 = no limit) raise :class:`apps.core.db.faults.PoolQueueFull`: the
+project's own 503 ``general_service_unavailable`` with ``Retry-After``, the answers psycopg_pool's
+``PoolTimeout`` and ``TooManyRequests`` got when a psycopg pool stood here.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
+from apps.core.db.faults import PoolQueueFull, PoolTimeout
+
 
 class Gate:
     """``size`` slots, handed out in arrival order.
 
     ``acquire(timeout)`` returns once the caller holds a slot (raises ``PoolTimeout`` after
-    ``timeout`` seconds, ``TooManyRequests`` if ``max_waiting`` callers already wait);
+    ``timeout`` seconds, ``PoolQueueFull`` if ``max_waiting`` callers already wait);
     ``release()`` gives it to the oldest waiter, else back to the free count. A caller cancelled
     while it waits holds nothing afterwards."""
 
@@ -50,9 +53,7 @@ class Gate:
             self._free -= 1
             return
         if self._max_waiting and self._waiting >= self._max_waiting:
-            from psycopg_pool import TooManyRequests
-
-            raise TooManyRequests(f"the pool already has {self._waiting} requests waiting")
+            raise PoolQueueFull(self._waiting)
         loop = asyncio.get_running_loop()
         waiter = loop.create_future()
         self._waiters.append(waiter)
@@ -80,6 +81,4 @@ class Gate:
 
 def _expire(waiter: asyncio.Future, timeout: float) -> None:
     if not waiter.done():
-        from psycopg_pool import PoolTimeout
-
-        waiter.set_exception(PoolTimeout(f"couldn't get a connection after {timeout:.2f} sec"))
+        waiter.set_exception(PoolTimeout(timeout))

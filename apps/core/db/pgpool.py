@@ -67,9 +67,9 @@ class ConnectionPool:
 
     async def acquire(self, timeout: float):
         """A connection for the caller alone until :meth:`release`, after waiting at most
-        ``timeout`` seconds for a slot. Raises ``psycopg_pool.PoolTimeout`` or
-        ``TooManyRequests`` (:class:`Gate`) or what connecting raised (the caller maps each to
-        503)."""
+        ``timeout`` seconds for a slot. Raises :class:`~apps.core.db.faults.PoolTimeout` or
+        :class:`~apps.core.db.faults.PoolQueueFull` (:class:`Gate`; both 503), or what connecting
+        raised (the caller maps it to 503)."""
         await self.gate.acquire(timeout)
         try:
             idle = self._idle

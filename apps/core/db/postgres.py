@@ -141,8 +141,10 @@ class PgAsync(Database):
         (:class:`apps.core.db.faults.DatabaseUnavailable`)."""
         try:
             conn = await self._pool.acquire(settings.DB_POOL_TIMEOUT)
-        except Exception as exc:
-            raise (faults.translate(exc) or faults.translate_asyncpg(exc, lost=False) or exc) from None
+        except faults.DatabaseUnavailable:  # the gate's PoolTimeout / PoolQueueFull: 503 as they are
+            raise
+        except Exception as exc:  # connecting failed
+            raise (faults.translate_asyncpg(exc, lost=False) or exc) from None
         try:
             # A statement cancelled here (the client left) is being cancelled on the server by
             # asyncpg when the connection goes back: its next statement, whoever runs it, first

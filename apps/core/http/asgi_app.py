@@ -146,8 +146,10 @@ async def _lifespan(receive, send) -> None:
         message = await receive()
         if message["type"] == "lifespan.startup":
             from apps.core.http.lean_asgi import note_server
+            from apps.core.http.serving_path import announce
 
             note_server(send)
+            announce(send)  # one INFO line: server, protocol, adapter
             if settings.TASKS_IN_PROCESS_WORKER:  # the embedded quick start: no separate worker
                 from apps.core.worker import in_process_worker
 

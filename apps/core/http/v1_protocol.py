@@ -29,7 +29,8 @@ re-arms itself instead of one timer per request. A client that goes away while i
 has the request's task cancelled at once (the lean ASGI adapter needs a watch for that).
 
 Selected by ``--http apps.core.http.v1_protocol:protocol`` (``backend.serve.HTTP_PROTOCOL``).
-With ``V1_ADAPTER=django`` (the naive build) every connection goes to uvicorn's protocol.
+With ``V1_PROTOCOL=asgi`` (and so with ``V1_ADAPTER=django``, the naive build) every connection goes
+to uvicorn's protocol.
 """
 
 from __future__ import annotations
@@ -59,8 +60,9 @@ _IDLE, _HEAD, _BODY, _BUSY = range(4)
 
 
 def protocol(config, server_state, app_state, _loop=None):
-    """uvicorn's ``--http`` factory: this protocol for the lean /v1 adapter, else uvicorn's."""
-    cls = V1HttpProtocol if settings.V1_ADAPTER == "lean" else LimitedHttpToolsProtocol
+    """uvicorn's ``--http`` factory: this protocol with ``V1_PROTOCOL=direct`` (the default), else
+    uvicorn's with the project's limits (``V1_PROTOCOL=asgi``, implied by ``V1_ADAPTER=django``)."""
+    cls = V1HttpProtocol if settings.V1_PROTOCOL == "direct" else LimitedHttpToolsProtocol
     return cls(config=config, server_state=server_state, app_state=app_state, _loop=_loop)
 
 

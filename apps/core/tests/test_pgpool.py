@@ -8,8 +8,8 @@ import asyncio
 import os
 
 import pytest
-from psycopg_pool import PoolTimeout
 
+from apps.core.db.faults import PoolTimeout
 from apps.core.db.pgpool import ConnectionPool
 
 

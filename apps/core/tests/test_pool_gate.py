@@ -7,9 +7,10 @@ from __future__ import annotations
 import asyncio
 import os
 
+import psycopg_pool
 import pytest
-from psycopg_pool import PoolTimeout, TooManyRequests
 
+from apps.core.db.faults import DatabaseUnavailable, PoolQueueFull, PoolTimeout
 from apps.core.db.gate import Gate
 
 
@@ -43,8 +44,9 @@ def test_a_wait_longer_than_the_timeout_raises_pool_timeout():
     async def main():
         gate = Gate(1)
         await gate.acquire(5)
-        with pytest.raises(PoolTimeout, match="after 0.05 sec"):
+        with pytest.raises(PoolTimeout) as caught:
             await gate.acquire(0.05)
+        assert caught.value.waited == 0.05
         assert gate.waiting == 0
         gate.release()  # the timed-out waiter is skipped: the slot is free again
         await gate.acquire(0.01)
@@ -58,8 +60,9 @@ def test_more_waiters_than_max_waiting_are_refused_at_once():
         await gate.acquire(5)
         queued = [asyncio.create_task(gate.acquire(5)) for _ in range(2)]
         await asyncio.sleep(0)
-        with pytest.raises(TooManyRequests):
+        with pytest.raises(PoolQueueFull) as caught:
             await gate.acquire(5)
+        assert caught.value.waiting == 2
         gate.release()
         gate.release()
         await asyncio.gather(*queued)
@@ -91,12 +94,31 @@ def test_a_cancelled_waiter_holds_nothing():
     _run(main())
 
 
+def test_the_gates_refusals_are_the_projects_503_not_psycopg_pools():
+    """The asyncpg path raises the project's own types (apps/core/db/faults.py): Appwrite's 503
+    ``general_service_unavailable`` with ``Retry-After``, not a read-from-the-connection retry."""
+    async def main():
+        gate = Gate(1, max_waiting=1)
+        await gate.acquire(5)
+        queued = asyncio.create_task(gate.acquire(0.05))
+        await asyncio.sleep(0)
+        with pytest.raises(PoolQueueFull) as full:
+            await gate.acquire(5)
+        with pytest.raises(PoolTimeout) as late:
+            await queued
+        return full.value, late.value
+
+    for err in _run(main()):
+        assert isinstance(err, DatabaseUnavailable) and not isinstance(err, (psycopg_pool.PoolTimeout, psycopg_pool.TooManyRequests))
+        assert (err.status, err.type, err.headers, err.lost) == (503, "general_service_unavailable",
+                                                                  {"Retry-After": "1"}, False)
+
+
 @pytest.mark.django_db(transaction=False)
 def test_waiting_past_the_pool_timeout_answers_503(settings):
     """One pooled connection, held by an open transaction: a second statement waits
     ``DB_POOL_TIMEOUT`` and gets 503 ``general_service_unavailable``; after the transaction
     ends the next statement runs."""
-    from apps.core.db.faults import DatabaseUnavailable
     from apps.core.db.postgres import PgAsync
 
     url = os.environ.get("DATABASE_URL", "")
@@ -109,9 +131,9 @@ def test_waiting_past_the_pool_timeout_answers_503(settings):
         try:
             async with db.transaction() as tx:
                 assert (await tx.fetchone("SELECT 1 AS one"))["one"] == 1
-                with pytest.raises(DatabaseUnavailable) as caught:
+                with pytest.raises(PoolTimeout) as caught:
                     await db.fetchone("SELECT 2 AS two")
-                assert caught.value.status == 503
+                assert caught.value.status == 503 and caught.value.waited == 0.3
             assert (await db.fetchone("SELECT 3 AS three"))["three"] == 3
         finally:
             await db.close()

@@ -41,7 +41,12 @@ class Bucket(models.Model):
 
 class File(models.Model):
     """A file of a bucket. ``status`` is ``pending`` (chunks still arriving), ``assembling``
-    (one request holds the claim to assemble it) or ``ready`` (visible to list and download).
+    (one request holds the claim to store its bytes) or ``ready`` (visible to list and download).
+
+    ``key`` is written before any byte is stored under it, so every stored object is named by a
+    row. ``lease_owner``/``lease_expires`` name the writer of an ``assembling`` file and when its
+    claim lapses (``apps.storage.leases``): a file whose writer died is resumed, replaced or
+    cleaned up instead of staying stuck.
 
     ``read_roles`` is ``|role|role|`` of the roles granted ``read`` (an indexed-form copy of
     ``permissions`` for filtered listing). Sizes are bytes.
@@ -62,6 +67,8 @@ class File(models.Model):
     chunks_total = models.IntegerField(default=1)
     chunks_uploaded = models.IntegerField(default=0)
     status = models.CharField(max_length=12, default="pending")
+    lease_owner = models.CharField(max_length=200, blank=True, default="", db_default="")
+    lease_expires = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
 

@@ -1,8 +1,8 @@
 """Background work of the storage app: removing the files of deleted buckets (queue ``deletes``).
 
 A deleted bucket is moved to the trash project at once (:mod:`apps.projects.trash`); this task
-removes its files in batches: first each file's bytes on the storage backend (and the part files
-of unfinished uploads), then the chunk, file token and file rows, and finally the bucket. Deleting bytes
+removes its files in batches: first each file's bytes on the storage backend (whatever is under
+its key, finished or not, and the part files of unfinished uploads), then the chunk, file token and file rows, and finally the bucket. Deleting bytes
 before rows means a worker killed midway leaves rows whose bytes may be gone, never bytes without
 a row: the recovered task deletes them again (a missing object is not an error) and goes on.
 Runs for at most ``TASKS_PURGE_SECONDS``, then queues its continuation.
@@ -37,15 +37,15 @@ def purge_bucket(*, bucket_id: int) -> None:
         if found is None or found[0] != TRASH_UID:
             return
         while True:
-            cur.execute("SELECT id, key, status FROM storage_file WHERE bucket_id = %s ORDER BY id LIMIT %s",
+            cur.execute("SELECT id, key FROM storage_file WHERE bucket_id = %s ORDER BY id LIMIT %s",
                         [bucket_id, batch])
             files = cur.fetchall()
             if not files:
                 cur.execute("DELETE FROM storage_bucket WHERE id = %s", [bucket_id])
                 log.info("deleted bucket %s and its files", bucket_id)
                 return
-            for file_id, key, status in files:
-                if key and status == "ready":
+            for file_id, key in files:
+                if key:  # an unfinished upload may have stored (part of) its bytes there too
                     backends.delete(key)
                 remove_parts(file_id)
             ids = [f[0] for f in files]

@@ -12,7 +12,7 @@ from apps.core.db import ForeignKeyViolation, UniqueViolation, as_json, now, pre
 from apps.core.errors import AppwriteError
 from apps.core.events import WriteEvent, announce
 from apps.core.runtime import run_blocking
-from apps.storage import backends, mime
+from apps.storage import backends, leases, mime
 from apps.storage.responses import file_model
 
 COPY_SIZE = 1024 * 1024  # bytes per read while copying an upload to disk
@@ -127,49 +127,99 @@ def _store_single(src, key: str, name: str) -> tuple[str, int, str, str]:
     return saved, size, digest.hexdigest(), mime.detect(head, name)
 
 
+_INSERT_SINGLE = (
+    "INSERT INTO storage_file (project_id, bucket_id, uid, name, folder, permissions, read_roles, key, "
+    "signature, mime_type, size_original, size_actual, chunks_total, chunks_uploaded, status, lease_owner, "
+    "lease_expires, created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, '', '', %s, 0, 1, 0, "
+    "'assembling', %s, %s, %s, %s) RETURNING id"
+)
+# Take over an unfinished file for a new single-request upload: only if its lease is still the
+# one read (compare-and-set), so of two takers exactly one wins.
+_REPLACE_SINGLE = (
+    "UPDATE storage_file SET name = %s, folder = %s, permissions = %s, read_roles = %s, key = %s, "
+    "signature = '', mime_type = '', size_original = %s, size_actual = 0, chunks_total = 1, chunks_uploaded = 0, "
+    "status = 'assembling', lease_owner = %s, lease_expires = %s, created_at = %s, updated_at = %s "
+    "WHERE id = %s AND status <> 'ready' AND lease_owner = %s RETURNING id"
+)
+
+
+def discard_bytes(key: str, file_id: int) -> None:
+    """Delete what an unfinished upload of file row ``file_id`` may have stored: the object
+    under ``key`` (whole or partial) and its part directory (blocking; missing is fine)."""
+    if key:
+        backends.delete(key)
+    shutil.rmtree(part_dir(file_id), ignore_errors=True)
+
+
 async def file_create_single(ctx, *, bucket: dict, file_uid: str, part, permissions: list[str],
                              folder: str) -> dict:
     """Create a file from one request (no Content-Range); returns its row once ready.
 
-    The row is inserted first (``assembling``, invisible to list and download) so a duplicate
-    ID fails before any byte is stored. Raises 409 ``storage_file_already_exists``.
+    The row is inserted first (``assembling``, invisible to list and download, leased to this
+    request, naming the key the bytes will go to) so a duplicate ID fails before any byte is
+    stored. An unfinished file with the same ID whose writer is gone (a crash, an abandoned
+    chunked upload) is replaced, as Appwrite continues an unfinished upload instead of refusing
+    the ID; its stored bytes are deleted. Raises 409 ``storage_file_already_exists`` (a ready
+    file, or one another live request is storing).
     """
     name = clean_name(part.filename)
     check_upload(bucket, name=name, size=part.size)
-    ts = ctx.db.dt(now())
     key = backends.new_key(ctx.project["uid"], bucket["uid"])
-    try:
-        row = await ctx.db.fetchone(
-            "INSERT INTO storage_file (project_id, bucket_id, uid, name, folder, permissions, read_roles, key, "
-            "signature, mime_type, size_original, size_actual, chunks_total, chunks_uploaded, status, "
-            "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, '', '', %s, 0, 1, 0, 'assembling', "
-            "%s, %s) RETURNING id",
-            (ctx.project["id"], bucket["id"], file_uid, name, folder, ctx.db.json(permissions),
-             read_roles(permissions), key, part.size, ts, ts),
-        )
-    except UniqueViolation:
-        raise AppwriteError("storage_file_already_exists") from None
-    except ForeignKeyViolation:  # the bucket was deleted since it was read
-        raise AppwriteError("storage_bucket_not_found") from None
+    owner, expires = leases.new_owner(), ctx.db.dt(leases.expiry(part.size))
+    ts = ctx.db.dt(now())
+    fields = (name, folder, ctx.db.json(permissions), read_roles(permissions), key, part.size)
+    row = None
+    for _ in range(3):  # insert, or take over an unfinished row; a lost race re-reads
+        try:
+            row = await ctx.db.fetchone(_INSERT_SINGLE, (ctx.project["id"], bucket["id"], file_uid, *fields,
+                                                         owner, expires, ts, ts))
+            break
+        except UniqueViolation:
+            pass
+        except ForeignKeyViolation:  # the bucket was deleted since it was read
+            raise AppwriteError("storage_bucket_not_found") from None
+        old = await ctx.db.fetchone("SELECT * FROM storage_file WHERE bucket_id = %s AND uid = %s",
+                                    (bucket["id"], file_uid))
+        if old is None:
+            continue
+        if old["status"] == "ready" or leases.held(old):
+            raise AppwriteError("storage_file_already_exists")
+        row = await ctx.db.fetchone(_REPLACE_SINGLE, (*fields, owner, expires, ts, ts, old["id"], old["lease_owner"]))
+        if row is not None:
+            await ctx.db.execute("DELETE FROM storage_chunk WHERE file_id = %s", (old["id"],))
+            await run_blocking(ctx.mode, discard_bytes, old["key"], old["id"])
+            break
+    if row is None:
+        raise AppwriteError("storage_file_already_exists")
     try:
         saved, size, signature, mime_type = await run_blocking(ctx.mode, _store_single, part.file, key, name)
     except BaseException:
-        await ctx.db.execute("DELETE FROM storage_file WHERE id = %s", (row["id"],))
+        await ctx.db.execute("DELETE FROM storage_file WHERE id = %s AND lease_owner = %s", (row["id"], owner))
         raise
-    return await finish(ctx, bucket, row["id"], key=saved, size=size, signature=signature, mime_type=mime_type)
+    return await finish(ctx, bucket, row["id"], key=saved, size=size, signature=signature, mime_type=mime_type,
+                        owner=owner)
 
 
-async def finish(ctx, bucket: dict, file_id: int, *, key: str, size: int, signature: str, mime_type: str) -> dict:
-    """Mark an assembled file ready, announce it, and return its row."""
+async def finish(ctx, bucket: dict, file_id: int, *, key: str, size: int, signature: str, mime_type: str,
+                 owner: str | None = None) -> dict:
+    """Mark a stored file ready (only while ``owner`` still holds its lease, when given),
+    announce it, and return its row. The row flips to ``ready`` only after every byte is under
+    ``key``, so a crash before this leaves an unfinished file, never a short one.
+
+    Raises 404 ``storage_file_not_found`` (and deletes the bytes under ``key``) when the row is
+    gone (its bucket or the upload was deleted meanwhile) or was taken over by another writer.
+    """
     row = await ctx.db.fetchone(
         "UPDATE storage_file SET status = 'ready', key = %s, size_original = %s, size_actual = %s, "
-        "signature = %s, mime_type = %s, chunks_uploaded = chunks_total, updated_at = %s WHERE id = %s "
-        "RETURNING *",
-        (key, size, size, signature, mime_type, ctx.db.dt(now()), file_id),
+        "signature = %s, mime_type = %s, chunks_uploaded = chunks_total, lease_owner = '', lease_expires = NULL, "
+        "updated_at = %s WHERE id = %s AND status <> 'ready'" + (" AND lease_owner = %s" if owner else "")
+        + " RETURNING *",
+        (key, size, size, signature, mime_type, ctx.db.dt(now()), file_id, *([owner] if owner else [])),
     )
     if row is None:
         # The file row went away while its bytes were stored (its bucket or the upload was
-        # deleted meanwhile): drop the orphaned bytes instead of answering 500.
+        # deleted meanwhile, or a writer that took it over owns it now): drop the orphaned
+        # bytes instead of answering 500.
         await run_blocking(ctx.mode, backends.delete, key)
         raise AppwriteError("storage_file_not_found")
     await _announce(ctx, bucket, row, "create")
@@ -222,8 +272,8 @@ async def file_delete(ctx, *, bucket: dict, file: dict) -> None:
     if file["status"] == "ready":
         await run_blocking(ctx.mode, backends.delete, file["key"])
         await _announce(ctx, bucket, file, "delete")
-    else:
-        await run_blocking(ctx.mode, shutil.rmtree, part_dir(file["id"]), True)
+    else:  # an unfinished upload: its part files and whatever it stored under its key
+        await run_blocking(ctx.mode, discard_bytes, file["key"], file["id"])
 
 
 async def _announce(ctx, bucket: dict, row: dict, action: str) -> None:

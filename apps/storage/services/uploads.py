@@ -10,32 +10,39 @@ concurrently and in any order (the SDKs send 8 at a time):
    via a temp file and ``os.replace``), then recorded as a ``storage_chunk`` row (unique per
    index, so a retried chunk counts once);
 3. the request that sees all chunks recorded claims assembly with ``UPDATE ... SET status =
-   'assembling' WHERE status = 'pending'`` (exactly one wins), concatenates the parts while
-   computing the MD5 ``signature``, moves the result to the storage backend and marks the row
-   ``ready``: only then is it listed and downloadable. Other requests that saw the full set wait
+   'assembling', key = <fresh key>, lease_owner = <this attempt> WHERE status = 'pending' AND
+   key = <key read>`` (exactly one wins), concatenates the parts while computing the MD5
+   ``signature``, moves the result to the storage backend under the fresh key and marks the row
+   ``ready`` (only if its lease is still this attempt's): only then is it listed and
+   downloadable, and only then are the parts removed. Other requests that saw the full set wait
    for ``ready`` and answer with the finished file.
 
+Crashes: a process killed during an assembly leaves the row ``assembling`` with a lease naming a
+dead process (``apps.storage.leases``). The next chunk request for that upload (a client
+resuming from ``chunksUploaded`` re-sends the last chunk) or a waiting request sees the lease is
+not held, puts the row back to ``pending`` and assembles again from the parts, which were kept;
+bytes the dead attempt stored under its key are deleted by the new claim. Nothing waits for a
+dead owner.
+
 Abandoned uploads (no chunk for ``STORAGE_UPLOAD_EXPIRY`` seconds) are deleted by
-:func:`uploads_cleanup`, run by ``manage.py cleanupuploads`` and opportunistically at most every
-``STORAGE_CLEANUP_INTERVAL`` seconds per process when an upload starts.
+:func:`apps.storage.services.cleanup.uploads_cleanup`, run by ``manage.py cleanupuploads`` and
+opportunistically at most every ``STORAGE_CLEANUP_INTERVAL`` seconds per process when an upload
+starts.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
-import logging
 import os
 import re
 import shutil
 import time
 
-from django.conf import settings
-
 from apps.core.db import ForeignKeyViolation, now
 from apps.core.errors import AppwriteError
 from apps.core.runtime import run_blocking, sleep
-from apps.storage import backends, mime
+from apps.storage import backends, leases, mime
+from apps.storage.services.cleanup import maybe_cleanup
 from apps.storage.services.files import (
     COPY_SIZE,
     check_upload,
@@ -47,12 +54,9 @@ from apps.storage.services.files import (
     write_part,
 )
 
-log = logging.getLogger("apps.storage")
-
 CHUNK_SIZE = 5 * 1024 * 1024  # bytes (both SDKs)
 ASSEMBLY_WAIT = 300.0  # seconds a request that saw the last chunk waits for the assembler
 _RANGE = re.compile(r"^bytes (\d{1,15})-(\d{1,15})/(\d{1,15})$")
-_last_cleanup = [0.0]
 
 
 def parse_content_range(header: str) -> tuple[int, int, int]:
@@ -82,25 +86,33 @@ def remove_parts(file_id: int) -> None:
 def _assemble(file_id: int, chunks_total: int, total: int, key: str, name: str) -> tuple[str, int, str, str]:
     """Concatenate the parts in order, hash them, store the result under ``key`` (blocking).
 
-    Returns ``(stored key, size in bytes, md5 hex, MIME type)``.
+    The parts stay until the row is ready (:func:`file_upload_chunk` removes them), so an
+    assembly cut short by a crash can simply run again. The concatenation goes to a file named
+    after ``key``, so two attempts never write the same file. Returns ``(stored key, size in
+    bytes, md5 hex, MIME type)``. Raises ``FileNotFoundError`` when a part is missing.
     """
-    out_path = os.path.join(part_dir(file_id), "assembled")
+    out_path = os.path.join(part_dir(file_id), f"assembled-{key.rsplit('/', 1)[-1]}")
     digest = hashlib.md5(usedforsecurity=False)
     head = b""
     size = 0
-    with open(out_path, "wb") as out:
-        for index in range(chunks_total):
-            with open(_part_path(file_id, index), "rb") as part:
-                while piece := part.read(COPY_SIZE):
-                    if len(head) < 512:
-                        head += piece[: 512 - len(head)]
-                    digest.update(piece)
-                    out.write(piece)
-                    size += len(piece)
-    if size != total:
-        raise RuntimeError(f"assembled {size} bytes, expected {total}")
-    saved = backends.store(key, out_path)
-    remove_parts(file_id)
+    try:
+        with open(out_path, "wb") as out:
+            for index in range(chunks_total):
+                with open(_part_path(file_id, index), "rb") as part:
+                    while piece := part.read(COPY_SIZE):
+                        if len(head) < 512:
+                            head += piece[: 512 - len(head)]
+                        digest.update(piece)
+                        out.write(piece)
+                        size += len(piece)
+        if size != total:
+            raise RuntimeError(f"assembled {size} bytes, expected {total}")
+        saved = backends.store(key, out_path)
+    except BaseException:
+        if os.path.exists(out_path):
+            os.unlink(out_path)
+        backends.delete_quietly(key)
+        raise
     return saved, size, digest.hexdigest(), mime.detect(head, name)
 
 
@@ -109,6 +121,10 @@ async def file_upload_chunk(ctx, *, bucket: dict, file_uid: str, part, requested
     """Receive one chunk; returns ``(file row, status)``: 201 with the current
     ``chunks_uploaded`` (the finished file once the set is complete), or 200 with the stored
     file when it was already complete.
+
+    An upload left ``assembling`` by a writer that is gone (``apps.storage.leases``) goes back
+    to ``pending`` first, so re-sending any chunk resumes it (Appwrite resumes an unfinished
+    upload with the same file ID).
 
     Raises 400 ``storage_invalid_content_range``, ``storage_invalid_file_size``,
     ``storage_file_type_unsupported``; 401 ``user_unauthorized``.
@@ -144,6 +160,8 @@ async def file_upload_chunk(ctx, *, bucket: dict, file_uid: str, part, requested
         return row, 200
     if int(row["chunks_total"]) != chunks_total or int(row["size_original"]) != total:
         raise AppwriteError("storage_invalid_content_range", "The content range does not match the upload.")
+    if row["status"] == "assembling" and not leases.held(row):
+        row = await _release(ctx, bucket, row)
     if row["status"] == "pending":
         await run_blocking(ctx.mode, write_part, part.file, _part_path(row["id"], index))
         try:
@@ -153,42 +171,100 @@ async def file_upload_chunk(ctx, *, bucket: dict, file_uid: str, part, requested
             )
         except ForeignKeyViolation:  # the upload was deleted meanwhile
             raise AppwriteError("storage_file_not_found") from None
-    count = int(await ctx.db.fetchval("SELECT COUNT(*) AS n FROM storage_chunk WHERE file_id = %s", (row["id"],)))
-    if count < chunks_total:
-        await ctx.db.execute(
-            "UPDATE storage_file SET chunks_uploaded = %s, updated_at = %s WHERE id = %s AND chunks_uploaded < %s",
-            (count, ctx.db.dt(now()), row["id"], count),
-        )
-        return {**row, "chunks_uploaded": count}, 201
-    claimed = await ctx.db.execute(
-        "UPDATE storage_file SET status = 'assembling', chunks_uploaded = chunks_total - 1, updated_at = %s "
-        "WHERE id = %s AND status = 'pending'",
-        (ctx.db.dt(now()), row["id"]),
+    return await _complete(ctx, bucket, row["uid"], chunks_total, total)
+
+
+async def _release(ctx, bucket: dict, row: dict) -> dict:
+    """Put an upload whose assembler is gone back to ``pending`` (if no one did meanwhile);
+    the current row. Raises 404 ``storage_file_not_found`` when it was deleted."""
+    await ctx.db.execute(
+        "UPDATE storage_file SET status = 'pending', lease_owner = '', lease_expires = NULL "
+        "WHERE id = %s AND status = 'assembling' AND lease_owner = %s",
+        (row["id"], row["lease_owner"]),
     )
-    if claimed:
-        try:
-            key, size, signature, mime_type = await run_blocking(
-                ctx.mode, _assemble, row["id"], chunks_total, total, row["key"], row["name"]
+    current = await _file_row(ctx, bucket, row["uid"])
+    if current is None:
+        raise AppwriteError("storage_file_not_found")
+    return current
+
+
+async def _complete(ctx, bucket: dict, file_uid: str, chunks_total: int, total: int) -> tuple[dict, int]:
+    """After a chunk was recorded: ``(row, 201)`` with the count while chunks are missing, else
+    assemble the file (one request claims it; the others wait for it, or take over from an
+    assembler that died) and answer with the ready row. Waits at most :data:`ASSEMBLY_WAIT`
+    seconds for a live assembler (then answers with the unfinished row)."""
+    deadline = time.monotonic() + ASSEMBLY_WAIT
+    while True:
+        row = await _file_row(ctx, bucket, file_uid)
+        if row is None:
+            raise AppwriteError("storage_file_not_found")
+        if row["status"] == "ready":
+            return row, 201
+        if row["status"] == "assembling":
+            if not leases.held(row):
+                await _release(ctx, bucket, row)
+            elif time.monotonic() > deadline:
+                return row, 201
+            else:
+                await sleep(ctx.mode, 0.1)
+            continue
+        count = int(await ctx.db.fetchval("SELECT COUNT(*) AS n FROM storage_chunk WHERE file_id = %s", (row["id"],)))
+        if count < chunks_total:
+            await ctx.db.execute(
+                "UPDATE storage_file SET chunks_uploaded = %s, updated_at = %s WHERE id = %s AND chunks_uploaded < %s",
+                (count, ctx.db.dt(now()), row["id"], count),
             )
-        except FileNotFoundError:
-            # A part file went missing (removed behind the API): forget the chunks whose parts
-            # are gone so that re-sending them completes the upload, and say so (not a 500).
-            gone = await run_blocking(ctx.mode, _missing_parts, row["id"], chunks_total)
-            for index in gone:
-                await ctx.db.execute("DELETE FROM storage_chunk WHERE file_id = %s AND idx = %s", (row["id"], index))
-            await ctx.db.execute("UPDATE storage_file SET status = 'pending', chunks_uploaded = %s WHERE id = %s",
-                                 (chunks_total - len(gone), row["id"]))
-            if not gone:
-                raise
-            raise AppwriteError(
-                "storage_file_not_found",
-                f"Chunk(s) {', '.join(map(str, gone))} of this upload are missing on the server; send them again.",
-            ) from None
-        except BaseException:
-            await ctx.db.execute("UPDATE storage_file SET status = 'pending' WHERE id = %s", (row["id"],))
+            return {**row, "chunks_uploaded": count}, 201
+        # Claim the assembly with a fresh key and a lease: exactly one request wins (the row
+        # must still be pending with the key read); a loser loops and waits or takes over.
+        key, owner = backends.new_key(ctx.project["uid"], bucket["uid"]), leases.new_owner()
+        claimed = await ctx.db.execute(
+            "UPDATE storage_file SET status = 'assembling', key = %s, lease_owner = %s, lease_expires = %s, "
+            "chunks_uploaded = chunks_total - 1, updated_at = %s WHERE id = %s AND status = 'pending' AND key = %s",
+            (key, owner, ctx.db.dt(leases.expiry(total)), ctx.db.dt(now()), row["id"], row["key"]),
+        )
+        if claimed:
+            return await _assemble_claimed(ctx, bucket, row, key, owner, chunks_total, total), 201
+
+
+async def _assemble_claimed(ctx, bucket: dict, row: dict, key: str, owner: str, chunks_total: int,
+                            total: int) -> dict:
+    """Assemble the upload this request claimed under ``owner``; the ready row."""
+    # Bytes an earlier, interrupted attempt stored under the previous key (a crashed assembly or
+    # single-request upload of this ID) are no longer named by the row: delete them.
+    await run_blocking(ctx.mode, backends.delete_quietly, row["key"])
+    try:
+        key, size, signature, mime_type = await run_blocking(
+            ctx.mode, _assemble, row["id"], chunks_total, total, key, row["name"]
+        )
+    except FileNotFoundError:
+        # A part file went missing (removed behind the API): forget the chunks whose parts
+        # are gone so that re-sending them completes the upload, and say so (not a 500).
+        gone = await run_blocking(ctx.mode, _missing_parts, row["id"], chunks_total)
+        for index in gone:
+            await ctx.db.execute("DELETE FROM storage_chunk WHERE file_id = %s AND idx = %s", (row["id"], index))
+        await _unclaim(ctx, row["id"], owner, chunks_total - len(gone))
+        if not gone:
             raise
-        return await finish(ctx, bucket, row["id"], key=key, size=size, signature=signature, mime_type=mime_type), 201
-    return await _wait_ready(ctx, bucket, row), 201
+        raise AppwriteError(
+            "storage_file_not_found",
+            f"Chunk(s) {', '.join(map(str, gone))} of this upload are missing on the server; send them again.",
+        ) from None
+    except BaseException:
+        await _unclaim(ctx, row["id"], owner, chunks_total - 1)
+        raise
+    ready = await finish(ctx, bucket, row["id"], key=key, size=size, signature=signature, mime_type=mime_type,
+                         owner=owner)
+    await run_blocking(ctx.mode, remove_parts, row["id"])  # after ready: a crash before keeps them
+    return ready
+
+
+async def _unclaim(ctx, file_id: int, owner: str, uploaded: int) -> None:
+    await ctx.db.execute(
+        "UPDATE storage_file SET status = 'pending', chunks_uploaded = %s, lease_owner = '', lease_expires = NULL "
+        "WHERE id = %s AND lease_owner = %s",
+        (uploaded, file_id, owner),
+    )
 
 
 def _missing_parts(file_id: int, chunks_total: int) -> list[int]:
@@ -200,68 +276,3 @@ async def _file_row(ctx, bucket: dict, file_uid: str) -> dict | None:
     return await ctx.db.fetchone(
         "SELECT * FROM storage_file WHERE bucket_id = %s AND uid = %s", (bucket["id"], file_uid)
     )
-
-
-async def _wait_ready(ctx, bucket: dict, row: dict) -> dict:
-    """Poll until another request finished assembling ``row``; the latest row either way."""
-    deadline = time.monotonic() + ASSEMBLY_WAIT
-    current = row
-    while time.monotonic() < deadline:
-        current = await _file_row(ctx, bucket, row["uid"])
-        if current is None:
-            raise AppwriteError("storage_file_not_found")
-        if current["status"] == "ready":
-            return current
-        await sleep(ctx.mode, 0.1)
-    return current
-
-
-async def maybe_cleanup(ctx) -> None:
-    """Run :func:`uploads_cleanup` if this process has not for ``STORAGE_CLEANUP_INTERVAL`` s."""
-    interval = settings.STORAGE_CLEANUP_INTERVAL
-    if not interval or time.monotonic() - _last_cleanup[0] < interval:
-        return
-    _last_cleanup[0] = time.monotonic()
-    try:
-        await uploads_cleanup(ctx.db, ctx.mode, limit=50)
-    except Exception:
-        log.exception("upload cleanup failed")
-
-
-async def uploads_cleanup(db, mode: str, *, expiry: float | None = None, limit: int = 1000) -> int:
-    """Delete uploads idle for ``expiry`` seconds (default ``STORAGE_UPLOAD_EXPIRY``): their
-    rows, chunk rows, file tokens and part files, plus part directories no unfinished upload owns.
-    Returns how many uploads were removed."""
-    expiry = settings.STORAGE_UPLOAD_EXPIRY if expiry is None else expiry
-    cutoff = now() - dt.timedelta(seconds=expiry)
-    stale = await db.fetchall(
-        "SELECT id FROM storage_file WHERE status <> 'ready' AND updated_at < %s ORDER BY id LIMIT %s",
-        (db.dt(cutoff), limit),
-    )
-    removed = 0
-    for row in stale:
-        async with db.transaction() as tx:
-            gone = await tx.execute(
-                "DELETE FROM storage_file WHERE id = %s AND status <> 'ready' AND updated_at < %s",
-                (row["id"], db.dt(cutoff)),
-            )
-            if gone:
-                await tx.execute("DELETE FROM storage_chunk WHERE file_id = %s", (row["id"],))
-                # A token may name an unfinished upload (tokens can be made for a file of any status).
-                await tx.execute("DELETE FROM storage_file_token WHERE file_id = %s", (row["id"],))
-        if gone:
-            removed += 1
-            await run_blocking(mode, remove_parts, row["id"])
-    live = {r["id"] for r in await db.fetchall("SELECT id FROM storage_file WHERE status <> 'ready'")}
-    await run_blocking(mode, _remove_orphan_dirs, live, cutoff.timestamp())
-    return removed
-
-
-def _remove_orphan_dirs(live: set[int], cutoff_ts: float) -> None:
-    root = settings.STORAGE_UPLOAD_DIR
-    if not os.path.isdir(root):
-        return
-    for entry in os.scandir(root):
-        if entry.is_dir() and entry.name.isdigit() and int(entry.name) not in live \
-                and entry.stat().st_mtime < cutoff_ts:
-            shutil.rmtree(entry.path, ignore_errors=True)

@@ -107,12 +107,12 @@ def entries_for(ctx, events: list[WriteEvent]) -> list[Entry]:
 async def store(db, entries: list[Entry]) -> None:
     """Insert ``entries`` into the outbox with one statement on ``db`` (a transaction or the
     pool) and set their ``row``."""
-    ts = db.dt(now())
+    ts, stream = db.dt(now()), stream_key()
     params: list = []
     for entry in entries:
-        params += [entry.project, entry.message.decode(), ts]
-    rows = await db.fetchall(f"INSERT INTO {TABLE} (project, message, created_at) VALUES "
-                             + ", ".join(["(%s, %s, %s)"] * len(entries)) + " RETURNING id", params)
+        params += [stream, entry.project, entry.message.decode(), ts]
+    rows = await db.fetchall(f"INSERT INTO {TABLE} (stream, project, message, created_at) VALUES "
+                             + ", ".join(["(%s, %s, %s, %s)"] * len(entries)) + " RETURNING id", params)
     # Only the set of a batch's row IDs matters (they are published and deleted together).
     for entry, row in zip(entries, rows, strict=True):
         entry.row = row["id"]
@@ -227,15 +227,18 @@ async def stop_relay() -> None:
 class Relay:
     """Moves outbox rows to the stream for one ASGI process (see the module docstring).
 
-    ``backlog`` is true from a failed publish until the relay emptied the outbox: writes then
-    skip Redis, so this process's events keep their order behind the waiting ones."""
+    Writes of this process go straight to Redis only while nothing of theirs waits in the
+    outbox (:meth:`paused` is false): from a failed publish (``backlog``) until the relay has
+    sent every row they stored, later events queue behind the waiting ones, so the process's
+    events reach the stream in commit order."""
 
     def __init__(self):
         self.backlog = False
         self.relayed = 0  # rows sent by the relay (not by the writers), for tests and logs
         self._done: list[int] = []  # rows on the stream, to delete
         self._wake = asyncio.Event()
-        self._fresh = False  # a writer stored rows for the relay since its last round
+        self._stored = 0  # stores by this process's writers so far ...
+        self._covered = 0  # ... and how many of them a finished relay round included
         self._task: asyncio.Task | None = None
         self._down_since: float | None = None
 
@@ -254,7 +257,7 @@ class Relay:
     # --- called by writers -----------------------------------------------------------------------
 
     def paused(self) -> bool:
-        return self.backlog
+        return self.backlog or self._covered < self._stored
 
     def failed(self, exc: BaseException) -> None:
         if not self.backlog:
@@ -263,7 +266,8 @@ class Relay:
             log.warning("realtime: publish failed (%s); events wait in the outbox until Redis is back", exc)
 
     def stored(self) -> None:
-        self._fresh = True
+        """A writer committed outbox rows for the relay (after its store)."""
+        self._stored += 1
         if not self.backlog:  # in an outage the relay retries on its own schedule
             self._wake.set()
 
@@ -284,10 +288,10 @@ class Relay:
                     await asyncio.wait_for(self._wake.wait(), settings.REALTIME_OUTBOX_POLL_SECONDS)
             self._wake.clear()
             db = get_database("async")
+            target = self._stored  # every store counted here committed before this round's SELECT
             try:
                 await self._flush(db)
-                fresh, self._fresh = self._fresh, False
-                await self.drain(db, 0.0 if self.backlog or fresh else settings.REALTIME_OUTBOX_POLL_SECONDS)
+                await self.drain(db, 0.0 if self.paused() else settings.REALTIME_OUTBOX_POLL_SECONDS)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - Redis or the database down: retry later
@@ -295,15 +299,17 @@ class Relay:
                     self.failed(exc)
                 else:
                     log.warning("realtime: outbox relay failed (%s); retrying", exc)
-                    self._fresh = True
                 delay = min(delay * 2, retry_seconds())
-                await asyncio.sleep(0 if self.backlog else delay)
+                if not self.backlog:
+                    await asyncio.sleep(delay)
+                    self._wake.set()
                 continue
             delay = MIN_RETRY
+            self._covered = target
+            if self._covered < self._stored:  # more stored during the round: go again now
+                self._wake.set()
             if self.backlog:
                 self.backlog = False
-                self._fresh = True  # rows stored while the last round ran: take them at once
-                self._wake.set()
                 log.warning("realtime: Redis back after %.1f s; waiting events relayed",
                             time.monotonic() - (self._down_since or time.monotonic()))
 
@@ -331,8 +337,9 @@ class Relay:
         current = now()
         cutoff = db.dt(current - dt.timedelta(seconds=min_age))
         async with db.transaction() as tx:
-            rows = await tx.fetchall(f"SELECT id, project, message, created_at FROM {TABLE} WHERE created_at <= %s "
-                                     f"ORDER BY id LIMIT %s{lock}", (cutoff, BATCH))
+            rows = await tx.fetchall(f"SELECT id, project, message, created_at FROM {TABLE} "
+                                     f"WHERE stream = %s AND created_at <= %s ORDER BY id LIMIT %s{lock}",
+                                     (stream_key(), cutoff, BATCH))
             if not rows:
                 return 0, False
             oldest = current.timestamp() - settings.REALTIME_REPLAY_SECONDS

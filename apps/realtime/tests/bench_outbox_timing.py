@@ -1,0 +1,41 @@
+"""Timing loop (not a test): 500 row creates through a live ASGI server, sequential."""
+import os
+import statistics
+import time
+
+from apps.realtime.tests.test_outbox import _table
+from conftest import Api, start_server
+
+
+def _cpu(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_timing(rt_env, project):
+    server = start_server("asgi", rt_env)
+    try:
+        api = Api(server, project)
+        db, table = _table(api)
+        path = f"/tablesdb/{db}/tables/{table}/rows"
+        for _ in range(100):
+            assert api.call("POST", path, key=True, json={"rowId": "unique()", "data": {"title": "w"}}).status_code == 201
+        import uuid
+        for run in range(4):
+            kind = ("create", "upsert")[run % 2]
+            times = []
+            cpu0 = _cpu(server.proc.pid)
+            for n in range(500):
+                t = time.perf_counter()
+                if kind == "create":
+                    r = api.call("POST", path, key=True, json={"rowId": "unique()", "data": {"title": f"n{n}"}})
+                else:
+                    r = api.call("PUT", f"{path}/{uuid.uuid4().hex[:20]}", key=True, json={"data": {"title": f"n{n}"}})
+                times.append(time.perf_counter() - t)
+                assert r.status_code in (200, 201), r.text
+            cpu = _cpu(server.proc.pid) - cpu0
+            print(f"\nrun {run} {kind}: mean {statistics.mean(times)*1000:.3f} ms median {statistics.median(times)*1000:.3f} ms "
+                  f"p90 {sorted(times)[450]*1000:.3f} ms server cpu/write {cpu/500*1000:.3f} ms")
+    finally:
+        server.stop()

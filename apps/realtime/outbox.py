@@ -20,7 +20,8 @@ nothing kept it). Now an event is on the stream or in the ``realtime_outbox`` ta
   picks up, every ``REALTIME_OUTBOX_POLL_SECONDS``, rows older than that interval: events whose
   writer crashed after the commit or that a WSGI process stored during an outage. On PostgreSQL
   ``FOR UPDATE SKIP LOCKED`` keeps two relays from sending the same row at once; a row is
-  deleted in the transaction that locked it, after Redis accepted it.
+  deleted in the transaction that locked it, after Redis accepted it. A row names its stream
+  (``hub.stream_key()``, so ``REDIS_PREFIX``): a relay takes only its own deployment's rows.
 * An event may still reach the stream twice (a reply lost after Redis took the entry, a relay
   racing the writer): each message carries a random event ``id`` and every reader
   (:class:`~apps.realtime.hub.Hub`) drops an ID it has already handled, so a socket gets it once.
@@ -28,6 +29,7 @@ nothing kept it). Now an event is on the stream or in the ``realtime_outbox`` ta
   reader skips stale stream entries: after a long outage clients re-fetch instead.
 
 Without ``REDIS_URL`` nothing here runs: events go straight to the sockets of the one process.
+Operator documentation: ``docs/reliability-realtime.md``.
 """
 
 from __future__ import annotations

@@ -69,7 +69,8 @@ REALTIME_PUBLISH_TIMEOUT = _env_float("REALTIME_PUBLISH_TIMEOUT", 2.0, positive=
 # After a publish failed for a key-value store outage, writes leave their events in the database
 # outbox (apps/realtime/outbox.py) instead of each paying the timeout again, and the outbox relay
 # tries Redis again at most this many seconds apart (from 0.05 s, doubling); the events are
-# relayed, in order, as soon as it answers.
+# relayed, in order, as soon as it answers. A WSGI process (no relay) skips Redis for this long
+# after a failure; 0 = each of its writes tries again.
 REALTIME_PUBLISH_RETRY_SECONDS = _env_float("REALTIME_PUBLISH_RETRY_SECONDS", 1.0)
 # Every ASGI process's outbox relay looks this often for outbox events that no writer published
 # (its process crashed after the commit, or a WSGI process stored them during an outage) and

@@ -110,14 +110,16 @@ async def store(db, entries: list[Entry]) -> None:
     """Insert ``entries`` into the outbox with one statement on ``db`` (a transaction or the
     pool) and set their ``row``."""
     ts, stream = db.dt(now()), stream_key()
-    params: list = []
-    for entry in entries:
-        params += [stream, entry.project, entry.message.decode(), ts]
-    rows = await db.fetchall(f"INSERT INTO {TABLE} (stream, project, message, created_at) VALUES "
-                             + ", ".join(["(%s, %s, %s, %s)"] * len(entries)) + " RETURNING id", params)
-    # Only the set of a batch's row IDs matters (they are published and deleted together).
-    for entry, row in zip(entries, rows, strict=True):
-        entry.row = row["id"]
+    for i in range(0, len(entries), BATCH):  # 4 parameters a row: far below every driver's cap
+        part = entries[i:i + BATCH]
+        params: list = []
+        for entry in part:
+            params += [stream, entry.project, entry.message.decode(), ts]
+        rows = await db.fetchall(f"INSERT INTO {TABLE} (stream, project, message, created_at) VALUES "
+                                 + ", ".join(["(%s, %s, %s, %s)"] * len(part)) + " RETURNING id", params)
+        # Only the set of a batch's row IDs matters (they are published and deleted together).
+        for entry, row in zip(part, rows, strict=True):
+            entry.row = row["id"]
 
 
 async def record(ctx, tx, events: list[WriteEvent]) -> None:

@@ -1,18 +1,19 @@
 """The write-event hook: domain apps announce committed writes; realtime subscribes.
 
-Domain apps never import ``realtime``: after a write commits they call :func:`announce` with
-what happened; subscribers (the realtime app, registered in its ``AppConfig.ready``) turn it into
-channel messages. Announce only after the transaction committed, never inside it.
+Domain apps never import ``realtime``. A write that runs a transaction calls :func:`record`
+with its events *inside* that transaction, so recorders (the realtime outbox, registered in its
+``AppConfig.ready``) keep them durably with the write: both commit or neither does. After the
+commit every write calls :func:`announce` / :func:`announce_all`; subscribers (realtime, the
+audit log) turn the events into channel messages and log entries. A write without a transaction
+(one autocommitted statement) only announces; a subscriber that must not lose its event keeps it
+durably then, before the response is sent.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-
-from django.conf import settings
 
 from apps.core.kv import KVUnavailable
 from apps.core.throttle import Throttle
@@ -59,19 +60,39 @@ class WriteEvent:
     ids: dict[str, str]
     payload: dict
     extra: dict = field(default_factory=dict)
+    # What a recorder kept of this event inside the write's transaction (the realtime outbox:
+    # its row and message), for the same app's subscriber after the commit; None when not recorded.
+    recorded: object = None
 
 
 Subscriber = Callable[[object, list[WriteEvent]], Awaitable[None]]
+Recorder = Callable[[object, object, list[WriteEvent]], Awaitable[None]]
 _subscribers: list[Subscriber] = []
-LOG_INTERVAL = 60  # seconds between two warnings about events lost to a key-value store outage
+_recorders: list[Recorder] = []
+LOG_INTERVAL = 60  # seconds between two warnings about events a subscriber could not take
 _unpublished = Throttle()
-_paused_until: dict[Subscriber, float] = {}  # subscriber -> monotonic time its outage pause ends
 
 
 def subscribe(fn: Subscriber) -> None:
     """Register ``fn(ctx, events)``; called with every announced batch of events, in order."""
     if fn not in _subscribers:
         _subscribers.append(fn)
+
+
+def record_with(fn: Recorder) -> None:
+    """Register ``fn(ctx, tx, events)``; called by :func:`record` inside writes' transactions."""
+    if fn not in _recorders:
+        _recorders.append(fn)
+
+
+async def record(ctx, tx, events: list[WriteEvent]) -> None:
+    """Inside the write's transaction ``tx``: let every recorder keep ``events`` with the write
+    (the realtime outbox inserts one row per published event). Call it after the write's own
+    statements, then :func:`announce_all` the same events after the commit. Whatever a recorder
+    raises propagates, so the write rolls back rather than commit without its events."""
+    if events:
+        for fn in _recorders:
+            await fn(ctx, tx, events)
 
 
 async def announce(ctx, event: WriteEvent) -> None:
@@ -83,25 +104,19 @@ async def announce_all(ctx, events: list[WriteEvent]) -> None:
     """Hand ``events`` (one request's committed writes, in commit order) to every subscriber as
     one batch, so a bulk write costs one publish round trip, not one per row. A failing
     subscriber is logged, never raised: the writes have already committed and the response must
-    not fail. A subscriber that failed for a key-value store outage (``KVUnavailable``) is skipped
-    for ``REALTIME_PUBLISH_RETRY_SECONDS``, its events counted as lost, so a stalled store costs
-    one ``REDIS_TIMEOUT`` per pause instead of one per write."""
+    not fail. Subscribers that must survive a key-value store outage handle it themselves (the
+    realtime publisher leaves the events in its outbox); a ``KVUnavailable`` that still reaches
+    here (a caller without a database, such as a script) is counted and warned about once per
+    :data:`LOG_INTERVAL`, not logged with a traceback per write."""
     if not events:
         return
     for fn in _subscribers:
-        if _paused_until and time.monotonic() < _paused_until.get(fn, 0.0):
-            _lost(len(events), "the key-value store failed less than "
-                  f"{settings.REALTIME_PUBLISH_RETRY_SECONDS:g} s ago (REALTIME_PUBLISH_RETRY_SECONDS)")
-            continue
         try:
             await fn(ctx, events)
-        except KVUnavailable as exc:  # an outage: one line per LOG_INTERVAL, not a traceback per write
-            _paused_until[fn] = time.monotonic() + max(0.0, settings.REALTIME_PUBLISH_RETRY_SECONDS)
+        except KVUnavailable as exc:
             _lost(len(events), str(exc))
         except Exception:
             log.exception("event subscriber %r failed", fn)
-        else:
-            _paused_until.pop(fn, None)
 
 
 def _lost(count: int, reason: str) -> None:

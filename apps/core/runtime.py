@@ -90,3 +90,29 @@ def return_large_blocks(threshold: int = 1024 * 1024) -> bool:
     m_mmap_threshold = -3  # <malloc.h>
     return bool(mallopt(m_mmap_threshold, threshold))
 
+
+
+# --- background services of an ASGI process --------------------------------------------------------
+
+_services: list[tuple[Callable[[], None], Callable[[], Coroutine[Any, Any, None]]]] = []
+
+
+def serve_in_background(start: Callable[[], None], stop: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Register a background service of every ASGI process (apps call it in ``AppConfig.ready``):
+    ``start()`` runs on the server's event loop at lifespan startup (it creates its tasks and
+    returns), ``await stop()`` at lifespan shutdown, before the database and Redis pools close.
+    WSGI processes run none."""
+    if (start, stop) not in _services:
+        _services.append((start, stop))
+
+
+def start_services() -> None:
+    """Start every registered service (lifespan startup)."""
+    for start, _ in _services:
+        start()
+
+
+async def stop_services() -> None:
+    """Stop every registered service, last started first (lifespan shutdown)."""
+    for _, stop in reversed(_services):
+        await stop()

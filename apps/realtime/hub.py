@@ -14,6 +14,11 @@ stale events after a long outage (the Appwrite SDKs re-fetch on reconnect anyway
 away before the reader came back (more than ``REALTIME_STREAM_MAXLEN`` events during the outage,
 or a Redis restart without persistence) are lost; the reader logs that it may have missed some.
 
+An event can be on the stream twice (the outbox relay re-sent an entry whose first ``XADD``
+reply was lost, see ``apps.realtime.outbox``): each message carries an event ``id`` and the
+reader drops an ID it handled among the last ``REALTIME_STREAM_MAXLEN`` it dispatched, so a
+socket receives each event once.
+
 Without ``REDIS_URL`` there is one process: :func:`deliver_local` hands events straight to the
 hub of the running event loop.
 
@@ -24,6 +29,7 @@ must not await (it queues), so one slow socket never delays the others.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import time
@@ -84,6 +90,9 @@ class Hub:
         self.last_id: str | None = None  # the last stream entry handled
         self.reconnects = 0
         self.skipped = 0  # entries not replayed: older than REALTIME_REPLAY_SECONDS
+        self.duplicates = 0  # entries dropped: their event ID was handled already
+        self._seen: set[str] = set()  # event IDs dispatched lately, oldest first in _seen_order
+        self._seen_order: collections.deque[str] = collections.deque()
         self._task: asyncio.Task | None = None
         self._positioned = asyncio.Event()
         self._failure: BaseException | None = None
@@ -200,4 +209,19 @@ class Hub:
                         except (KeyError, orjson.JSONDecodeError):
                             log.warning("realtime: undecodable stream entry %s skipped", self.last_id)
                             continue
-                        self.dispatch(project, message)
+                        if self.first_time(message.get("id")):
+                            self.dispatch(project, message)
+
+    def first_time(self, event_id: str | None) -> bool:
+        """False when ``event_id`` was dispatched already (remembers the last
+        ``REALTIME_STREAM_MAXLEN`` IDs); messages without an ID are always new."""
+        if event_id is None:
+            return True
+        if event_id in self._seen:
+            self.duplicates += 1
+            return False
+        self._seen.add(event_id)
+        self._seen_order.append(event_id)
+        if len(self._seen_order) > settings.REALTIME_STREAM_MAXLEN:
+            self._seen.discard(self._seen_order.popleft())
+        return True

@@ -77,9 +77,16 @@ REALTIME_AUTH_TTL = _env_float("REALTIME_AUTH_TTL", 5.0)  # seconds a socket's r
 REALTIME_MAX_SUBSCRIPTIONS = _env_int("REALTIME_MAX_SUBSCRIPTIONS", 100, minimum=1)  # per connection
 REALTIME_MAX_MESSAGE_BYTES = _env_int("REALTIME_MAX_MESSAGE_BYTES", 65536, minimum=1024)  # one client frame
 REALTIME_PUBLISH_TIMEOUT = _env_float("REALTIME_PUBLISH_TIMEOUT", 2.0, positive=True)  # seconds for one publish
-# After a publish failed for a key-value store outage, seconds during which writes skip publishing
-# (their events are counted as lost) instead of each paying the timeout again; 0 = no pause.
+# After a publish failed for a key-value store outage, writes leave their events in the database
+# outbox (apps/realtime/outbox.py) instead of each paying the timeout again, and the outbox relay
+# tries Redis again at most this many seconds apart (from 0.05 s, doubling); the events are
+# relayed, in order, as soon as it answers. A WSGI process (no relay) skips Redis for this long
+# after a failure; 0 = each of its writes tries again.
 REALTIME_PUBLISH_RETRY_SECONDS = _env_float("REALTIME_PUBLISH_RETRY_SECONDS", 1.0)
+# Every ASGI process's outbox relay looks this often for outbox events that no writer published
+# (its process crashed after the commit, or a WSGI process stored them during an outage) and
+# relays those older than this.
+REALTIME_OUTBOX_POLL_SECONDS = _env_float("REALTIME_OUTBOX_POLL_SECONDS", 1.0, positive=True)
 # Events travel on a Redis stream (apps/realtime/hub.py) trimmed to about this many entries; a
 # process that lost Redis delivers what it missed when it is back, if still in the stream.
 REALTIME_STREAM_MAXLEN = _env_int("REALTIME_STREAM_MAXLEN", 10000, minimum=100)

@@ -19,6 +19,7 @@ from apps.core.db import close_databases
 from apps.core.errors import CATALOGUE
 from apps.core.http.limits import asgi_head_limits
 from apps.core.kv import close_kv
+from apps.core.runtime import start_services, stop_services
 
 log = logging.getLogger("apps.core.http")
 
@@ -150,6 +151,7 @@ async def _lifespan(receive, send) -> None:
 
             note_server(send)
             announce(send)  # one INFO line: server, protocol, adapter
+            start_services()  # e.g. the realtime outbox relay
             if settings.TASKS_IN_PROCESS_WORKER:  # the embedded quick start: no separate worker
                 from apps.core.worker import in_process_worker
 
@@ -158,6 +160,10 @@ async def _lifespan(receive, send) -> None:
         elif message["type"] == "lifespan.shutdown":
             if worker is not None:  # it finishes its running task first (a few seconds at most)
                 await asyncio.get_running_loop().run_in_executor(None, worker.stop)
+            try:
+                await stop_services()
+            except Exception:
+                log.exception("error while stopping background services")
             try:
                 await close_databases()
                 await close_kv()

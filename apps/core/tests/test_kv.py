@@ -6,9 +6,10 @@ import asyncio
 import socket
 import time
 
+import orjson
 import pytest
 
-from apps.core.kv import KVUnavailable, RedisAsync
+from apps.core.kv import KVUnavailable, RedisAsync, RedisSync
 
 
 def test_a_redis_that_never_answers_fails_the_call_within_its_deadline(settings):
@@ -108,66 +109,71 @@ class _StalledRedis:
 
 
 @pytest.mark.parametrize("pause,connects", [(60.0, 1), (0.0, 4)], ids=["paused", "no-pause"])
-def test_a_stalled_redis_costs_one_publish_timeout_per_retry_pause(pause, connects, settings, monkeypatch):
-    """After a publish times out, writes skip publishing for REALTIME_PUBLISH_RETRY_SECONDS
-    (their events are counted as lost) instead of each waiting REDIS_TIMEOUT on the stalled
-    store again; with 0 every write tries (and reconnects) again."""
+def test_a_stalled_redis_costs_one_publish_timeout_per_retry_pause(pause, connects, settings, db):
+    """After a publish times out, a WSGI process's writes leave their events in the database
+    outbox for REALTIME_PUBLISH_RETRY_SECONDS instead of each waiting REDIS_TIMEOUT on the
+    stalled store again; with 0 every write tries (and reconnects) again. Either way no event
+    is lost: every one waits in the outbox (the real realtime subscriber, sync mode, the real
+    database)."""
     from types import SimpleNamespace
 
     from apps.core import events
+    from apps.core.db import DjangoSync
+    from apps.core.runtime import run_sync
+    from apps.realtime import outbox
 
     if not settings.REDIS_URL:
         pytest.skip("the realtime subscriber publishes through Redis only with REDIS_URL")
     settings.REDIS_TIMEOUT = 0.3
     settings.REALTIME_PUBLISH_RETRY_SECONDS = pause
-    monkeypatch.setattr(events, "_unpublished", events.Throttle())
-    monkeypatch.setattr(events, "_paused_until", {})
+    outbox._sync_state.until = 0.0
     stalled = _StalledRedis()
-    ctx = SimpleNamespace(kv=RedisAsync(stalled.url), mode="async")
-    event = _row_event()
-
-    async def writes():
-        for _ in range(4):
-            await events.announce(ctx, event)
-
+    ctx = SimpleNamespace(kv=RedisSync(stalled.url), mode="sync", db=DjangoSync(), project=None)
     try:
-        asyncio.run(writes())
+        for _ in range(4):
+            run_sync(events.announce(ctx, _row_event()))
         time.sleep(0.2)  # let the accept thread catch up
         assert len(stalled.accepted) == connects
-        assert events._unpublished.pending == 3  # the first loss was reported, the rest counted
+        waiting = run_sync(ctx.db.fetchall("SELECT project, message FROM realtime_outbox"))
+        assert [row["project"] for row in waiting] == ["p"] * 4
+        assert len({orjson.loads(row["message"])["id"] for row in waiting}) == 4  # one event ID each
     finally:
+        outbox._sync_state.until = 0.0
         stalled.close()
 
 
-def test_publishing_resumes_when_the_retry_pause_ends(settings, monkeypatch, caplog):
-    """The pause is per outage, not for good: once it ends the next write publishes again, and
-    a successful publish clears the pause (real Redis)."""
+def test_publishing_resumes_when_the_retry_pause_ends(settings, db):
+    """The pause is per outage, not for good: once it ends the next write publishes to the
+    stream again and leaves nothing in the outbox (real Redis, sync mode)."""
     from types import SimpleNamespace
 
+    import redis
+
     from apps.core import events
+    from apps.core.db import DjangoSync
+    from apps.core.runtime import run_sync
+    from apps.realtime import outbox
+    from apps.realtime.hub import stream_key
 
     if not settings.REDIS_URL:
         pytest.skip("the realtime subscriber publishes through Redis only with REDIS_URL")
     settings.REALTIME_PUBLISH_RETRY_SECONDS = 0.3
-    monkeypatch.setattr(events, "_unpublished", events.Throttle())
-    from apps.realtime.publisher import on_writes as subscriber
-
-    assert subscriber in events._subscribers
-    monkeypatch.setattr(events, "_paused_until", {subscriber: time.monotonic() + 0.3})
-    ctx = SimpleNamespace(kv=RedisAsync(settings.REDIS_URL), mode="async")
-    event = _row_event()
-
-    async def write():
-        await events.announce(ctx, event)
-
-    with caplog.at_level("WARNING", logger="apps.core.events"):
-        asyncio.run(write())  # inside the pause: skipped and reported
-    assert "1 event(s) not published" in caplog.text and "REALTIME_PUBLISH_RETRY_SECONDS" in caplog.text
-    assert subscriber in events._paused_until
-    time.sleep(0.35)
-    asyncio.run(write())
-    assert events._paused_until == {}
-    assert events._unpublished.pending == 0
+    outbox._sync_state.failed(KVUnavailable("test"))
+    ctx = SimpleNamespace(kv=RedisSync(settings.REDIS_URL), mode="sync", db=DjangoSync(), project=None)
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    before = client.xlen(stream_key())
+    count = "SELECT COUNT(*) AS n FROM realtime_outbox"
+    try:
+        run_sync(events.announce(ctx, _row_event()))  # inside the pause: into the outbox
+        assert run_sync(ctx.db.fetchval(count)) == 1
+        assert client.xlen(stream_key()) == before
+        time.sleep(0.35)
+        run_sync(events.announce(ctx, _row_event()))
+        assert run_sync(ctx.db.fetchval(count)) == 1  # straight to the stream
+        newest = client.xrevrange(stream_key(), count=1)[0][1]
+        assert newest[b"p"] == b"p" and orjson.loads(newest[b"m"])["event"]["ids"]["rowId"] == "r"
+    finally:
+        outbox._sync_state.until = 0.0
 
 
 @pytest.mark.parametrize("mode", ["async", "sync"])

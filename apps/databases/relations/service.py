@@ -1,5 +1,5 @@
 """The row services' entry points for tables with relationships: one SQL transaction per request,
-the work done by :class:`apps.databases.relations.writes.Writer`, events after the commit."""
+the work done by :class:`apps.databases.relations.writes.Writer`, events recorded in it and announced after the commit."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ async def row_create(ctx, *, naming: Naming, database: dict, table: dict, row_ui
     async with ctx.db.transaction() as tx:
         w = Writer(ctx, tx, naming)
         row = await w.create(database, table, resolve_id(row_uid, naming.row_id), data, permissions)
+        await w.record()
     await w.announce()
     return row
 
@@ -30,6 +31,7 @@ async def row_update(ctx, *, naming: Naming, database: dict, table: dict, row_ui
             raise naming.error("row", "not_found")
         w = Writer(ctx, tx, naming)
         row = await w.update(database, table, row, data or {}, permissions)
+        await w.record()
     await w.announce()
     return row
 
@@ -39,6 +41,7 @@ async def row_upsert(ctx, *, naming: Naming, database: dict, table: dict, row_ui
     async with ctx.db.transaction() as tx:
         w = Writer(ctx, tx, naming)
         row, created = await w.upsert(database, table, resolve_id(row_uid, naming.row_id), data or {}, permissions)
+        await w.record()
     await w.announce()
     return row, created
 
@@ -52,6 +55,7 @@ async def row_delete(ctx, *, naming: Naming, database: dict, table: dict, row_ui
             raise AppwriteError("user_unauthorized")
         w = Writer(ctx, tx, naming)
         await w.delete(database, table, row)
+        await w.record()
     await w.announce()
 
 

@@ -25,7 +25,7 @@ import dataclasses
 
 from apps.core import permissions as perm
 from apps.core.errors import AppwriteError
-from apps.core.events import announce_all
+from apps.core.events import WriteEvent, announce_all, record
 from apps.core.ids import is_valid_id, resolve_id
 from apps.databases import relations
 from apps.databases import sql as dialect
@@ -62,14 +62,15 @@ class Link:
 
 class Writer:
     """The relationship work of one write, in SQL transaction ``tx``; ``ctx`` is the caller
-    (its ``auth`` decides permissions). ``events`` collects the row writes to announce after
-    the commit."""
+    (its ``auth`` decides permissions). ``events`` collects the row writes: :meth:`record`
+    them before the commit, :meth:`announce` them after."""
 
     def __init__(self, ctx, tx, naming: Naming):
         self.ctx = ctx
         self.tx = tx
         self.naming = naming
         self.events: list[tuple[dict, dict, dict, str]] = []
+        self._recorded: list[WriteEvent] = []
         self._tables: dict[int, tuple[dict, dict]] = {}
         self._view = dataclasses.replace(ctx, db=tx)
 
@@ -295,8 +296,14 @@ class Writer:
         await self.tx.execute(f"DELETE FROM {dialect.ROWS} WHERE id = %s", (row["id"],))
         self.events.append((database, table, row, "delete"))
 
+    async def record(self) -> None:
+        """Last in the transaction: record the row writes' events with it (``events.record``)."""
+        self._recorded = [row_event(self.ctx, d, t, r, a) for d, t, r, a in self.events]
+        await record(self.ctx, self.tx, self._recorded)
+
     async def announce(self) -> None:
-        await announce_all(self.ctx, [row_event(self.ctx, d, t, r, a) for d, t, r, a in self.events])
+        """After the commit: announce the events :meth:`record` kept."""
+        await announce_all(self.ctx, self._recorded)
 
 
 def _refers_to(db, table_pk: int, side: Rel, uids: list[str]) -> tuple[str, list]:

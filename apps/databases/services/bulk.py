@@ -1,7 +1,7 @@
 """Bulk writes on rows: create many, and update or delete every row matched by queries.
 
 Same rules as the single-row services (``services.rows``): validation before any write, one
-transaction, permissions per row, events after commit. Bulk update/delete touch only the
+transaction, permissions per row, events recorded in it and announced after commit. Bulk update/delete touch only the
 rows the caller may update/delete.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from apps.core import permissions as perm
 from apps.core.errors import AppwriteError
+from apps.core.events import announce_all
 from apps.core.ids import resolve_id
 from apps.core.queries import Query
 from apps.databases import querying as qp
@@ -20,12 +21,12 @@ from apps.databases.selectors.meta import run_plan
 from apps.databases.selectors.rows import ROW_COLUMNS, fields_of, rows_for_write
 from apps.databases.services.rows import (
     allowed,
-    announce_rows,
     data_of,
     insert_rows,
     item_permissions,
     perm_list,
     prepare_new,
+    record_rows,
     require_create,
     stored_data,
     structure_error,
@@ -61,7 +62,8 @@ async def rows_create(ctx, *, naming: Naming, database: dict, table: dict, items
         raise naming.error("row", "already_exists")
     async with ctx.db.transaction() as tx:
         rows = await insert_rows(tx, naming, table, prepared)
-    await announce_rows(ctx, database, table, rows, "create")
+        events = await record_rows(ctx, tx, database, table, rows, "create")
+    await announce_all(ctx, events)
     return rows
 
 
@@ -81,8 +83,9 @@ async def rows_upsert(ctx, *, naming: Naming, database: dict, table: dict, items
         prepared.append((uid, data, None if permissions is None else item_permissions(ctx, permissions)))
     async with ctx.db.transaction() as tx:
         results = [await upsert_in(ctx, tx, naming, table, uid, data, perms) for uid, data, perms in prepared]
-    await announce_rows(ctx, database, table, [row for row, _ in results],
-                        ["create" if created else "update" for _, created in results])
+        events = await record_rows(ctx, tx, database, table, [row for row, _ in results],
+                                   ["create" if created else "update" for _, created in results])
+    await announce_all(ctx, events)
     return [row for row, _ in results]
 
 
@@ -114,7 +117,8 @@ async def rows_update(ctx, *, naming: Naming, database: dict, table: dict, data:
                 continue  # deleted, or its permissions changed, since it matched
             merged = stored_data(naming, {**data_of(row), **changes})
             out.append(await write_row(tx, naming, row, merged, perm_list(row)))
-    await announce_rows(ctx, database, table, out, "update")
+        events = await record_rows(ctx, tx, database, table, out, "update")
+    await announce_all(ctx, events)
     return out
 
 
@@ -122,15 +126,17 @@ async def rows_delete(ctx, *, naming: Naming, database: dict, table: dict, queri
     """Delete every matching row the caller may delete; returns the deleted rows."""
     no_bulk(naming, table)
     targets = await matching_rows(ctx, table, queries, "delete")
-    if targets:
-        gone: set[int] = set()
-        async with ctx.db.transaction() as tx:
-            ids = [r["id"] for r in targets]
-            for start in range(0, len(ids), 500):
-                chunk = ids[start:start + 500]
-                deleted = await tx.fetchall(
-                    f"DELETE FROM {dialect.ROWS} WHERE id IN ({', '.join(['%s'] * len(chunk))}) RETURNING id", chunk)
-                gone.update(r["id"] for r in deleted)
+    if not targets:
+        return targets
+    gone: set[int] = set()
+    async with ctx.db.transaction() as tx:
+        ids = [r["id"] for r in targets]
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            deleted = await tx.fetchall(
+                f"DELETE FROM {dialect.ROWS} WHERE id IN ({', '.join(['%s'] * len(chunk))}) RETURNING id", chunk)
+            gone.update(r["id"] for r in deleted)
         targets = [r for r in targets if r["id"] in gone]  # not those a concurrent request deleted first
-    await announce_rows(ctx, database, table, targets, "delete")
+        events = await record_rows(ctx, tx, database, table, targets, "delete")
+    await announce_all(ctx, events)
     return targets

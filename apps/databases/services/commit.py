@@ -31,7 +31,7 @@ from apps.core import permissions as perm
 from apps.core.auth import Auth
 from apps.core.db import UniqueViolation, as_dt, as_json
 from apps.core.errors import AppwriteError
-from apps.core.events import announce_all
+from apps.core.events import announce_all, record
 from apps.core.queries import parse_queries
 from apps.databases import relations
 from apps.databases import sql as dialect
@@ -284,6 +284,8 @@ async def transaction_commit(ctx, *, naming: Naming, uid: str) -> dict:
             replay = Replay(ctx, naming, tx, strict=True)
             await replay.run(await tx.fetchall(_OPS, (txn["id"],)))
             txn = await txns.finish(tx, txn, "committed")
+            events = [row_event(ctx, database, table, row, action) for database, table, row, action in replay.events]
+            await record(ctx, tx, events)
     except AppwriteError as exc:
         if started:
             await _fail(ctx, uid)
@@ -297,8 +299,7 @@ async def transaction_commit(ctx, *, naming: Naming, uid: str) -> dict:
         if is_conflict(exc):
             raise _conflict() from None
         raise
-    await announce_all(ctx, [row_event(ctx, database, table, row, action)
-                             for database, table, row, action in replay.events])
+    await announce_all(ctx, events)
     return txn
 
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from apps.core.errors import AppwriteError
+from apps.core.events import announce_all
 from apps.databases.naming import Naming
 from apps.databases.schema import validate_data
 from apps.databases.selectors.rows import row_for_write
 from apps.databases.services.rows import (
     allowed,
-    announce_row,
     data_of,
     perm_list,
+    record_rows,
     stored_data,
     structure_error,
     write_row,
@@ -64,5 +65,6 @@ async def row_increment(ctx, *, naming: Naming, database: dict, table: dict, row
         if row is None:
             raise naming.error("row", "not_found")
         row = await increment_in(ctx, tx, naming, table, row, key, delta, bound)
-    await announce_row(ctx, database, table, row, "update")
+        events = await record_rows(ctx, tx, database, table, [row], "update")
+    await announce_all(ctx, events)
     return row

@@ -4,8 +4,9 @@ Permissions: create is decided by the table's ``create`` permission; update and
 delete by the table's permission or, with row security, the row's own. Non-key callers may
 only grant roles they hold; a session user's row without permissions gets
 ``read/update/delete("user:<id>")``. Data is validated against the columns on every write
-(``schema.validate_data``); nothing is written when validation fails. Events are announced
-after commit.
+(``schema.validate_data``); nothing is written when validation fails. A write in a transaction
+records its events in it (``apps.core.events.record``: the realtime outbox) and announces them
+after commit; a single-statement write announces after its statement.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import orjson
 from apps.core import permissions as perm
 from apps.core.db import ForeignKeyViolation, UniqueViolation, as_json, now
 from apps.core.errors import AppwriteError
-from apps.core.events import WriteEvent, announce, announce_all
+from apps.core.events import WriteEvent, announce, announce_all, record
 from apps.core.ids import resolve_id
 from apps.databases import relations
 from apps.databases import sql as dialect
@@ -147,8 +148,22 @@ async def announce_row(ctx, database: dict, table: dict, row: dict, action: str)
 async def announce_rows(ctx, database: dict, table: dict, rows: list[dict], action: str | list[str]) -> None:
     """Announce many committed row writes as one batch (one publish round trip); ``action`` is
     one action for all rows or one per row."""
+    await announce_all(ctx, row_events(ctx, database, table, rows, action))
+
+
+def row_events(ctx, database: dict, table: dict, rows: list[dict], action: str | list[str]) -> list[WriteEvent]:
+    """The events of row writes; ``action`` is one action for all rows or one per row."""
     actions = [action] * len(rows) if isinstance(action, str) else action
-    await announce_all(ctx, [row_event(ctx, database, table, row, a) for row, a in zip(rows, actions, strict=True)])
+    return [row_event(ctx, database, table, row, a) for row, a in zip(rows, actions, strict=True)]
+
+
+async def record_rows(ctx, tx, database: dict, table: dict, rows: list[dict],
+                      action: str | list[str]) -> list[WriteEvent]:
+    """Inside the write's transaction ``tx``: the events of ``rows``, recorded with the write
+    (``apps.core.events.record``); announce them with ``announce_all`` after the commit."""
+    events = row_events(ctx, database, table, rows, action)
+    await record(ctx, tx, events)
+    return events
 
 
 def prepare_new(ctx, naming: Naming, table: dict, data: dict, permissions: list[str] | None) -> tuple[dict, list[str]]:
@@ -233,7 +248,8 @@ async def row_update(ctx, *, naming: Naming, database: dict, table: dict, row_ui
             raise AppwriteError("user_unauthorized")
         merged = stored_data(naming, {**data_of(row), **changes})
         row = await write_row(tx, naming, row, merged, old_permissions if new_permissions is None else new_permissions)
-    await announce_row(ctx, database, table, row, "update")
+        events = await record_rows(ctx, tx, database, table, [row], "update")
+    await announce_all(ctx, events)
     return row
 
 
@@ -250,6 +266,7 @@ async def row_upsert(ctx, *, naming: Naming, database: dict, table: dict, row_ui
     try:
         async with ctx.db.transaction() as tx:
             row, created = await upsert_in(ctx, tx, naming, table, row_uid, data or {}, new_permissions)
+            events = await record_rows(ctx, tx, database, table, [row], "create" if created else "update")
     except AppwriteError as err:
         # A concurrent upsert of the same ID inserted it between our read and our insert: once
         # more, now as an update. A 409 then is a unique index clash (the row exists now).
@@ -257,7 +274,8 @@ async def row_upsert(ctx, *, naming: Naming, database: dict, table: dict, row_ui
             raise
         async with ctx.db.transaction() as tx:
             row, created = await upsert_in(ctx, tx, naming, table, row_uid, data or {}, new_permissions)
-    await announce_row(ctx, database, table, row, "create" if created else "update")
+            events = await record_rows(ctx, tx, database, table, [row], "create" if created else "update")
+    await announce_all(ctx, events)
     return row, created
 
 
@@ -309,7 +327,8 @@ async def row_delete(ctx, *, naming: Naming, database: dict, table: dict, row_ui
         if not allowed(ctx.auth, table, perm_list(row), "delete"):
             raise AppwriteError("user_unauthorized")
         await tx.execute(f"DELETE FROM {dialect.ROWS} WHERE id = %s", (row["id"],))
-    await announce_row(ctx, database, table, row, "delete")
+        events = await record_rows(ctx, tx, database, table, [row], "delete")
+    await announce_all(ctx, events)
 
 
 def data_of(row: dict) -> dict:

@@ -10,7 +10,7 @@ import shutil
 from apps.core import permissions as perms
 from apps.core.db import ForeignKeyViolation, UniqueViolation, as_json, now, present, races
 from apps.core.errors import AppwriteError
-from apps.core.events import WriteEvent, announce
+from apps.core.events import WriteEvent, announce, announce_all, record
 from apps.core.runtime import run_blocking
 from apps.storage import backends, leases, mime
 from apps.storage.responses import file_model
@@ -269,17 +269,23 @@ async def file_delete(ctx, *, bucket: dict, file: dict) -> None:
             # and these deletes are plain SQL.
             await tx.execute("DELETE FROM storage_file_token WHERE file_id = %s", (file["id"],))
             present(await tx.fetchval("DELETE FROM storage_file WHERE id = %s RETURNING id", (file["id"],)))
+            events = [_event(ctx, bucket, file, "delete")] if file["status"] == "ready" else []
+            await record(ctx, tx, events)
     if file["status"] == "ready":
         await run_blocking(ctx.mode, backends.delete, file["key"])
-        await _announce(ctx, bucket, file, "delete")
+        await announce_all(ctx, events)
     else:  # an unfinished upload: its part files and whatever it stored under its key
         await run_blocking(ctx.mode, discard_bytes, file["key"], file["id"])
 
 
 async def _announce(ctx, bucket: dict, row: dict, action: str) -> None:
-    await announce(ctx, WriteEvent(
+    await announce(ctx, _event(ctx, bucket, row, action))
+
+
+def _event(ctx, bucket: dict, row: dict, action: str) -> WriteEvent:
+    return WriteEvent(
         project_id=ctx.project["uid"], resource="file", action=action,
         ids={"bucketId": bucket["uid"], "fileId": row["uid"]}, payload=file_model(row, bucket["uid"]),
         extra={"read_roles": perms.item_read_roles(
             as_json(bucket["permissions"]) or [], bool(bucket["file_security"]), as_json(row["permissions"]) or [])},
-    ))
+    )

@@ -13,13 +13,9 @@ import fnmatch
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from apps.core.errors import invalid_argument
+from apps.core.errors import invalid_argument, unregistered_client
 from apps.core.http.hosts import public_hostname
 from apps.projects.selectors import platform_origins
-
-_REFUSED = ("Invalid URI. Register your new client ({host}) as a new Web platform on your project "
-            "console dashboard")
-
 
 _UNSAFE = re.compile(r"[\\\x00-\x20\x7f]")  # read differently by browsers and Python: refused
 MAX_LENGTH = 2048
@@ -68,7 +64,7 @@ async def redirect_check(ctx, url: str, param: str = "url") -> None:
     Raises 400 ``general_argument_invalid`` (``Invalid `<param>` param: Invalid URI...``).
     """
     if not await redirect_allowed(ctx, url):
-        raise invalid_argument(param, _REFUSED.format(host=_hostname(url) or url[:64]))
+        raise invalid_argument(param, unregistered_client("URI", _hostname(url) or url[:64], ctx.project_id))
 
 
 def url_with(url: str, params: dict[str, str]) -> str:

@@ -178,6 +178,15 @@ class AppwriteError(Exception):
         self.headers = headers or {}
 
 
+def unregistered_client(kind: str, client: str, project_id: str) -> str:
+    """Appwrite's message for a web origin or redirect host the project has not registered
+    (``kind`` ``"Origin"`` or ``"URI"``), with how to register it on this server, which has no
+    console: ``createproject --origin`` or the project's page in the admin."""
+    return (f"Invalid {kind}. Register your new client ({client}) as a new Web platform on your project "
+            f"console dashboard (on this server: `manage.py createproject {project_id or '<projectId>'} "
+            f"--origin <scheme://host[:port]> --exists-ok`, or the project's Platforms in the admin).")
+
+
 def invalid_argument(name: str, reason: str) -> AppwriteError:
     """400 ``general_argument_invalid`` naming the parameter, as Appwrite words it."""
     return AppwriteError("general_argument_invalid", f"Invalid `{name}` param: {reason}")

@@ -22,7 +22,7 @@ from django.conf import settings
 from apps.accounts.authn import authenticate, more_factors_required
 from apps.core.auth import Auth
 from apps.core.db import get_database
-from apps.core.errors import AppwriteError
+from apps.core.errors import AppwriteError, unregistered_client
 from apps.core.http import cors, hosts
 from apps.core.http.clientip import client_ip, client_scheme
 from apps.core.http.context import RequestContext
@@ -121,8 +121,7 @@ async def handshake(scope: dict) -> Handshake:
     origin = ctx.headers.get("origin", "")
     if origin and not cors.same_origin(ctx, origin):
         if not await origin_allowed(ctx, origin, project):
-            raise HandshakeError(POLICY_VIOLATION, f"Invalid Origin. Register your new client ({origin}) as a new Web "
-                                 "platform on your project console dashboard")
+            raise HandshakeError(POLICY_VIOLATION, unregistered_client("Origin", origin, ctx.project_id))
     if await _over_connection_limit(ctx):
         raise HandshakeError(TOO_MANY, "Too many requests")
     try:

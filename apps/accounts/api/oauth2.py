@@ -39,14 +39,13 @@ from apps.accounts.selectors import user_tag
 from apps.accounts.tokens import encode_session_token
 from apps.core import cache
 from apps.core.db import as_dt
-from apps.core.errors import CATALOGUE, AppwriteError, invalid_argument
+from apps.core.errors import CATALOGUE, AppwriteError, invalid_argument, unregistered_client
 from apps.core.events import WriteEvent, announce
 from apps.core.http.context import Cookie, Response
 from apps.projects.selectors import session_duration
 from apps.projects.services import hash_secret
 
 _NO_STORE = [("Cache-Control", "no-store, no-cache, must-revalidate, max-age=0"), ("Pragma", "no-cache")]
-_BAD_URL = "Invalid URI. Register your new client (host) as a new Web platform on your project console dashboard"
 CALLBACK = "/v1/account/sessions/oauth2/callback/{provider}/{project}"
 
 
@@ -120,7 +119,7 @@ async def _start(ctx, *, token: bool) -> Response:
     for name in ("success", "failure"):
         value = getattr(p, name)
         if value and not await redirect_allowed(ctx, value, _hostname(base)):
-            raise invalid_argument(name, _BAD_URL)
+            raise invalid_argument(name, unregistered_client("URI", _hostname(value) or value[:64], ctx.project_id))
     cfg = await provider_config_get(ctx, p.provider)
     spec = SPECS[p.provider]
     redirect_uri = base + CALLBACK.format(provider=p.provider, project=ctx.project_id)

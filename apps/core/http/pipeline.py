@@ -19,7 +19,7 @@ from django.utils.module_loading import import_string
 from apps.core import formats
 from apps.core.db import get_database
 from apps.core.db.faults import DatabaseUnavailable
-from apps.core.errors import AppwriteError
+from apps.core.errors import CATALOGUE, AppwriteError, unregistered_client
 from apps.core.http import cors, hosts
 from apps.core.http.context import RequestContext, Response
 from apps.core.http.params import collect, validate
@@ -52,6 +52,26 @@ def security_headers(response: Response) -> None:
     kind = response.content_type
     if kind and kind.startswith(_DOCUMENT_TYPES):
         response.headers.append(DOCUMENT_CSP)
+
+
+_UNAUTHORIZED = CATALOGUE["user_unauthorized"][1]
+_RATE_LIMITED = CATALOGUE["general_rate_limit_exceeded"][1]
+_GUEST_HINT = (" No session, JWT or API key came with the request, so it was made as a guest: a session "
+               "created without an API key has an empty secret in its answer (send the session's cookie, "
+               "or create it with a key).")
+
+
+def _explained(err: AppwriteError, ctx: RequestContext) -> AppwriteError:
+    """The error with what the caller needs to act on it: a refused permission names the role
+    the request was seen as (a guest gets the usual cause), and in development a rate limit says
+    how to turn the limits off. Other errors are returned as they are."""
+    if err.type == "user_unauthorized" and err.message == _UNAUTHORIZED:
+        role = ctx.auth.role_label
+        err.message = f"{_UNAUTHORIZED} (role: {role})" + (_GUEST_HINT if role == "guests" else "")
+    elif err.type == "general_rate_limit_exceeded" and err.message == _RATE_LIMITED and not settings.PRODUCTION:
+        err.message = (f"{_RATE_LIMITED} (Development server: set ABUSE_ENABLED=false to turn the rate "
+                       "limits off, or raise them with ABUSE_LIMIT_MULTIPLIER.)")
+    return err
 
 
 def error_response(err: AppwriteError) -> Response:
@@ -109,7 +129,7 @@ async def handle(ctx: RequestContext) -> Response:
                 ctx.cache_hits.clear()
                 response = await _dispatch(ctx, origin)
     except AppwriteError as err:
-        response = error_response(err)
+        response = error_response(_explained(err, ctx))
     except Exception:
         log.exception("unhandled error in %s %s (request id %s)", ctx.method, ctx.path, ctx.request_id)
         response = error_response(AppwriteError("general_unknown"))
@@ -140,11 +160,7 @@ async def _dispatch(ctx: RequestContext, origin: str) -> Response:
             ctx.origin_allowed = await _strategy("V1_ORIGIN_CHECKER")(ctx, origin, ctx.project)
         ctx.auth = await _strategy("V1_AUTHENTICATOR")(ctx)
         if origin and not ctx.origin_allowed and not ctx.auth.is_key:
-            raise AppwriteError(
-                "general_unknown_origin",
-                f"Invalid Origin. Register your new client ({origin}) as a new Web platform on "
-                "your project console dashboard",
-            )
+            raise AppwriteError("general_unknown_origin", unregistered_client("Origin", origin, ctx.project_id))
         if endpoint.scope not in ctx.auth.scopes:
             who = (ctx.auth.user or {}).get("email") or "User"
             raise AppwriteError(

@@ -501,7 +501,10 @@ const flows = {
     await page.fill('#password', 'password1234');
     await page.click('#auth-submit');
     await page.waitForSelector('#error:not([hidden])');
-    assert.match(await errorText(page), /Can’t reach the server/);
+    // The server is up but gave this origin no CORS grant: the page says so, not "can't reach".
+    const refusedText = await errorText(page);
+    assert.match(refusedText, /refuses this page’s address/);
+    assert.match(refusedText, new RegExp(`createproject ${project} --origin http://127\\.0\\.0\\.1:\\d+ --exists-ok`));
     assert.equal(await page.getAttribute('body', 'data-view'), 'auth');
     const outcomes = await page.evaluate(async ({ endpoint, project }) => {
       const attempt = async (init) => {

@@ -5,12 +5,14 @@ import { loadConfig } from './config.js';
 import { setupExtras } from './extras.js';
 import { attachments } from './files.js';
 import { needsSecondStep } from './mfa.js';
-import { humanMessage, passwordRule } from './messages.js';
+import { checkOrigin, humanMessage, passwordRule } from './messages.js';
 import { matchesSearch, searchQueries } from './search.js';
 import { $, busy, finishToast, noteTimes, setLive, showError as showErrorWith, showUser, undoToast } from './ui.js';
 import './style.css';
 
 const cfg = loadConfig();
+// Learn at once whether the server refuses this page's origin, so an error can say so.
+checkOrigin(cfg);
 const policy = { minLength: 8, ...(cfg.passwordPolicy || {}) };
 const client = new Client().setEndpoint(cfg.endpoint).setProject(cfg.project);
 const account = new Account(client);

@@ -70,6 +70,33 @@ export async function codeError(fn) {
   }
 }
 
+// Set by checkOrigin() when the server answers but not to this page's origin.
+let refusedOrigin = null;
+
+/**
+ * Tell apart "the server is down" from "the server refuses this page's origin": both reach the
+ * page as the same fetch TypeError. A plain cross-origin GET that fails while the same request
+ * in ``no-cors`` mode (whose answer the page may not read, but which does arrive) succeeds means
+ * the server is up and gave this origin no CORS grant. Resolves to true in that case.
+ */
+export async function checkOrigin(config, origin = window.location.origin) {
+  if (!config.crossOrigin) return false;
+  const url = `${config.endpoint}/account?project=${encodeURIComponent(config.project)}`;
+  try {
+    await fetch(url, { credentials: 'omit' });
+    return false; // any answer the page can read: the origin is registered
+  } catch (err) {
+    if (!(err instanceof TypeError)) return false;
+  }
+  try {
+    await fetch(url, { mode: 'no-cors', credentials: 'omit' });
+  } catch {
+    return false; // the server is not reachable at all
+  }
+  refusedOrigin = { origin, project: config.project };
+  return true;
+}
+
 /** A sentence for people about ``err`` (an AppwriteException, a fetch TypeError, or anything). */
 export function humanMessage(err, policy = { minLength: 8 }) {
   if (err?.human) return err.human;
@@ -85,6 +112,11 @@ export function humanMessage(err, policy = { minLength: 8 }) {
   }
   // fetch() rejects with a TypeError when the server is down, the network is gone, or the
   // browser refuses a response the server did not allow for this page's origin.
+  if (err instanceof TypeError && refusedOrigin) {
+    return `The server refuses this page’s address, ${refusedOrigin.origin}: it is not registered on project `
+      + `“${refusedOrigin.project}”. Register it with: manage.py createproject ${refusedOrigin.project} `
+      + `--origin ${refusedOrigin.origin} --exists-ok`;
+  }
   if (err instanceof TypeError) return 'Can’t reach the server. Check your connection and try again.';
   return String(err?.message || err);
 }

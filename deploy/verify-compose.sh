@@ -58,7 +58,7 @@ if [ "$(cat "$VENV/.pins" 2>/dev/null)" != "$pins" ]; then
   rm -rf "$VENV"
   python3 -m venv "$VENV"
   # shellcheck disable=SC2086  # one argument per pin
-  "$VENV/bin/pip" install -q $pins
+  "$VENV/bin/pip" install -q $pins 2> >(grep -v "^WARNING: Location" >&2)
   echo "$pins" > "$VENV/.pins"
 fi
 PY="$VENV/bin/python"
@@ -114,7 +114,7 @@ trap cleanup EXIT
 # --- 2. base and stand-in images ----------------------------------------------------------------
 # Debian's mirror as this machine's apt has it (deb822 or one-line sources).
 mirror="$(grep -hsoE '(URIs:|^deb)[[:space:]]+[^[:space:]]+/debian/?' /etc/apt/sources.list /etc/apt/sources.list.d/* \
-  | awk '{print $2}' | head -1)"
+  | awk '{print $2}' | head -1 || true)"
 mirror="${mirror:-http://deb.debian.org/debian}"; mirror="${mirror%/}"
 
 if ! podman image exists localhost/debian:trixie-slim; then
@@ -321,8 +321,9 @@ check rolling --container "${APIS[0]}"
 log "k6 smoke run (profile loadtest, 5 VUs for 5 s against the lb)"
 "${PC[@]}" --profile loadtest run --rm -e VUS=5 -e DURATION=5s -e KEY="$KEY" -e SCENARIO=ping k6 \
   >"$WORK/k6.log" 2>&1 || { tail -30 "$WORK/k6.log"; die "the k6 smoke run failed"; }
-grep -E "http_reqs|checks|http_req_failed" "$WORK/k6.log" | sed 's/^/    /'
-grep -qE "http_req_failed.*: 0\.00%" "$WORK/k6.log" || die "k6 saw failed requests"
+sed -i 's/\x1b\[[0-9;]*[A-Za-z]//g' "$WORK/k6.log"  # k6 colours its summary
+grep -E "^ *(http_reqs|checks_succeeded|http_req_failed)\b" "$WORK/k6.log" | sed 's/^ */    k6: /'
+grep -qE "^ *http_req_failed\.*: 0\.00% " "$WORK/k6.log" || die "k6 saw failed requests"
 
 log "compose down (volumes kept), then up again"
 "${PC[@]}" down -t 30 >>"$WORK/compose.log" 2>&1

@@ -54,15 +54,18 @@ def user_client(args, secret: str) -> Client:
 
 
 def sign_in(args, email: str, password: str) -> Client:
-    guest = Client().set_endpoint(args.endpoint).set_project(args.project)
-    return user_client(args, Account(guest).create_email_password_session(email=email, password=password).secret)
+    """A session for the user; made with the API key, as a server SDK does, so the response
+    carries the session secret (a browser gets it as a cookie instead)."""
+    secret = Account(key_client(args)).create_email_password_session(email=email, password=password).secret
+    return user_client(args, secret)
 
 
 def wait_columns(tables: TablesDB, db: str, table: str) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         columns = tables.list_columns(db, table).columns
-        if columns and all(getattr(c, "status", "available") == "available" for c in columns):
+        # status is Appwrite's column state (an enum in the SDK's models, a string in older ones).
+        if columns and all(str(getattr(c, "status", "available")).lower().endswith("available") for c in columns):
             return
         time.sleep(0.3)
     fail("the table's columns never became available")
@@ -81,7 +84,7 @@ def check_sdk(args) -> None:
     users = Role.users()
     table = tables.create_table(database_id=db, table_id=ID.unique(), name="notes",
                                 permissions=[Permission.read(users), Permission.create(users)]).id
-    tables.create_string_column(database_id=db, table_id=table, key="title", size=100, required=True)
+    tables.create_varchar_column(database_id=db, table_id=table, key="title", size=100, required=True)
     wait_columns(tables, db, table)
     row = TablesDB(user).create_row(database_id=db, table_id=table, row_id=ID.unique(), data={"title": "hello"})
     if TablesDB(user).get_row(db, table, row.id).data.get("title") != "hello":
@@ -151,8 +154,8 @@ def check_realtime(args) -> None:
     addresses = args.replicas.split(",")
     if len(set(addresses)) < 2:
         fail(f"need two api replicas, got {addresses}")
-    user = Account(Client().set_endpoint(args.endpoint).set_project(args.project))
-    secret = user.create_email_password_session(email=state["email"], password=state["password"]).secret
+    secret = Account(key_client(args)).create_email_password_session(
+        email=state["email"], password=state["password"]).secret
     asyncio.run(realtime_both_ways(args, state, addresses[:2], secret))
 
 
@@ -238,6 +241,11 @@ def check_rolling(args) -> None:
         fail(f"podman restart failed: {restart.stderr.strip()}")
     if not healthy:
         fail(f"{args.container} did not become healthy again after its restart")
+    # The restarted replica serves again, at the address it has now.
+    address = subprocess.run(["podman", "inspect", "--format", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+                              args.container], capture_output=True, text=True).stdout.strip()
+    if replica_request(address, "GET", "/health/version", None, {}).get("version") is None:
+        fail(f"{args.container} at {address} does not serve after its restart")
     failed = sum(1 for ok, _ in results if not ok)
     retried = sum(1 for ok, used in results if ok and used)
     print(f"rolling: {len(results)} GETs through the lb while {args.container} restarted "

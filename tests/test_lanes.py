@@ -65,7 +65,7 @@ def test_ci_runs_the_two_lanes_and_they_split_the_suite(manifest):
     # the naive build's copies of shared tests: the default lane never starts its session server
     (r"\[(.+-)?naive(-.+)?\]$", "otherbuild"),
 ], ids=["deploy", "browser", "loadsmoke", "db_faults", "client_leaves", "redis_restart", "redis_down",
-        "transactions_crash", "naive"])
+        "transactions_crash", "otherbuild"])
 def test_the_rules_put_each_kind_in_the_full_lane(manifest, pattern, category):
     matched = {nodeid: markers for nodeid, markers in manifest.items() if re.search(pattern, nodeid)}
     assert matched, f"no test matches {pattern}: update the table"

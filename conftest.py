@@ -210,7 +210,9 @@ def live_env(django_db_setup, django_db_blocker, tmp_path_factory) -> dict[str, 
     # naive ASGI build) and a module's own servers alive at once, each ASGI process with two
     # pools (/v1 and Django's). With the production default of 20 the suite held up to 62
     # PostgreSQL connections; tests that need more concurrency queue on the pool (its wait is
-    # DB_POOL_TIMEOUT) instead of taking a shared server's connections. Idle connections are
+    # DB_POOL_TIMEOUT) instead of taking a shared server's connections. Under pytest-xdist each
+    # worker has its own session servers (the default lane starts no naive build): with two
+    # workers the run peaked at 30 connections to its databases. Idle connections are
     # closed after 30 s instead of 5 min, so a burst in one module does not pin them for the next.
     env.setdefault("DB_POOL_MIN_SIZE", "0")
     env.setdefault("DB_POOL_MAX_SIZE", "4")

@@ -25,8 +25,27 @@ from backend.serve import GUNICORN_CONFIG, HTTP_PROTOCOL  # as the launcher pass
 
 ROOT = Path(__file__).resolve().parent
 # Local peers (NTP, TLS, ClamAV, an HTTP origin, a GeoIP database) and the servers that use them.
-pytest_plugins = ["tests.peers"]
+# tests.lanes puts every test in the default lane (run in parallel) or the full lane (run alone).
+pytest_plugins = ["tests.peers", "tests.lanes"]
 ARTIFACTS = ROOT / "artifacts"
+
+
+def _own_redis_prefix_per_worker() -> None:
+    """Under pytest-xdist, each worker is its own deployment on the shared ``REDIS_URL`` database:
+    ``REDIS_PREFIX`` gets the worker's name, so the cache invalidations (tagged with database row
+    ids, which repeat across the workers' databases) and the realtime stream of one worker never
+    reach another's servers. Set in the environment (the servers inherit it through ``live_env``)
+    and in the settings already loaded in this process."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker or os.environ.get("REDIS_PREFIX", "").endswith(f".{worker}."):
+        return  # not a worker, or a process a worker started (it inherits the environment)
+    from django.conf import settings
+
+    prefix = f"{settings.REDIS_PREFIX}{worker}."
+    os.environ["REDIS_PREFIX"] = settings.REDIS_PREFIX = prefix
+
+
+_own_redis_prefix_per_worker()
 
 
 # argon2 parameters of the suite's servers (see live_env): distinct from both the production
@@ -154,9 +173,12 @@ def start_server(kind: str, env: dict[str, str], port: int | None = None, comman
 
 
 @pytest.fixture(scope="session")
-def django_db_setup(django_test_environment, django_db_blocker):
+def django_db_setup(django_test_environment, django_db_modify_db_settings, django_db_blocker):
     """Always create and migrate the test database (pytest-django only does so for tests marked
-    ``django_db``; live-server tests use it through their server processes)."""
+    ``django_db``; live-server tests use it through their server processes).
+
+    ``django_db_modify_db_settings`` gives each pytest-xdist worker its own database
+    (``test_<name>_gw0``, ``test_<name>_gw1``, ...); ``live_env`` hands that name to the servers."""
     from django.db import connection
     from django.test.utils import setup_databases, teardown_databases
 
@@ -188,7 +210,9 @@ def live_env(django_db_setup, django_db_blocker, tmp_path_factory) -> dict[str, 
     # naive ASGI build) and a module's own servers alive at once, each ASGI process with two
     # pools (/v1 and Django's). With the production default of 20 the suite held up to 62
     # PostgreSQL connections; tests that need more concurrency queue on the pool (its wait is
-    # DB_POOL_TIMEOUT) instead of taking a shared server's connections. Idle connections are
+    # DB_POOL_TIMEOUT) instead of taking a shared server's connections. Under pytest-xdist each
+    # worker has its own session servers (the default lane starts no naive build): with two
+    # workers the run peaked at 30 connections to its databases. Idle connections are
     # closed after 30 s instead of 5 min, so a burst in one module does not pin them for the next.
     env.setdefault("DB_POOL_MIN_SIZE", "0")
     env.setdefault("DB_POOL_MAX_SIZE", "4")

@@ -79,6 +79,7 @@ def test_a_good_sign_in_does_not_reset_the_address(admin_server, django_db_block
     assert admin_login(admin_server, mine, mine_password, ip).status_code == 429
 
 
+@pytest.mark.faults
 def test_store_down_refuses_sign_in_without_checking(live_env, django_db_blocker):
     """The limiter's Redis unreachable: the rule fails closed, so the sign-in is refused (503, the
     form with its error) and the password is not checked, a correct one included."""

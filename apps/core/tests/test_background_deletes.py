@@ -81,6 +81,7 @@ def test_table_delete_answers_at_once_and_the_worker_removes_rows(api: Api, sql,
     assert "deleted table" in (tmp_path / "w.log").read_text()
 
 
+@pytest.mark.faults
 def test_worker_killed_midway_leaves_nothing_behind(api: Api, sql, live_env, tmp_path):
     db, table_id = _table_with_rows(api, sql, 30000)
     assert api.call("DELETE", f"/tablesdb/{db}", key=True).status_code == 204

@@ -225,6 +225,7 @@ def test_api_key_changes_through_the_orm_reach_every_process(asgi_server, wsgi_s
                               for a in (asgi, wsgi) for _ in range(6)))
 
 
+@pytest.mark.faults
 def test_listener_turns_caches_off_while_redis_stalls(tmp_path):
     """A Redis that stops answering without closing the socket (SIGSTOP, a partition): the
     listener notices within 2 x REDIS_TIMEOUT and turns this process's caches off, then on again

@@ -143,6 +143,7 @@ def test_nothing_is_lost_while_no_worker_runs(live_env, tmp_path):
         assert worker.stop() == 0  # a graceful stop exits 0
 
 
+@pytest.mark.faults
 def test_worker_killed_mid_task_is_recovered(live_env, tmp_path):
     """SIGKILL while a task runs: the next worker sees the dead worker's stale heartbeat, queues
     the task again and runs it to the end; nothing is left behind."""

@@ -109,6 +109,7 @@ def test_write_on_one_process_reaches_socket_on_another(rt_server, rt_env, rt_ap
         other.stop()
 
 
+@pytest.mark.alone  # counts on rt:conn:127.0.0.1, which every worker's servers share
 def test_connection_rate_limit(rt_env, project):
     redis.Redis.from_url(settings.REDIS_URL).delete("rt:conn:127.0.0.1")
     server = start_server("asgi", {**rt_env, "REALTIME_CONNECTIONS_PER_MINUTE": "3"})

@@ -31,7 +31,7 @@ STORAGE_STREAMS_MAX = _env_int("STORAGE_STREAMS_MAX", 32, minimum=0)
 STORAGE_SEND_TIMEOUT = _env_float("STORAGE_SEND_TIMEOUT", 60.0)
 STORAGE_PREVIEW_MAX_SIZE = _env_int("STORAGE_PREVIEW_MAX_SIZE", 10 * 1024 * 1024, minimum=1)  # bytes (Appwrite: 10 MB)
 # Previews (apps.storage.preview): images declaring more pixels are refused before decoding
-# (400 storage_invalid_file); the renders of one process hold at most STORAGE_PREVIEW_PIXEL_BUDGET
+# (403 storage_invalid_file); the renders of one process hold at most STORAGE_PREVIEW_PIXEL_BUDGET
 # decoded pixels at once (Pillow keeps 4 bytes a pixel: 48 Mpx is ~190 MB), later ones wait.
 STORAGE_PREVIEW_MAX_PIXELS = _env_int("STORAGE_PREVIEW_MAX_PIXELS", 40_000_000, minimum=1)
 STORAGE_PREVIEW_PIXEL_BUDGET = _env_int("STORAGE_PREVIEW_PIXEL_BUDGET", 48_000_000, minimum=1_000_000)

@@ -50,7 +50,11 @@ def test_project_filters_leave_out_the_trash(admin_client, django_db_blocker, ap
     html = _get(admin_client, django_db_blocker, reverse(f"admin:{changelist}_changelist"))
     assert re.search(rf"project__id__exact={api.project.pk}\b", html), "the filter lists the projects"
     assert not re.search(rf"project__id__exact={trash_pk}\b", html), "no ~trash in the project filter"
-    assert TRASH not in html
+    # The filter sidebar names no ~trash; rows of items deleted earlier in the session (buckets
+    # waiting for their purge live in ~trash) may still be listed in the table itself.
+    sidebar = re.search(r'<search id="changelist-filter".*?</search>', html, re.S)
+    assert sidebar is not None, "the changelist has its filter sidebar"
+    assert TRASH not in sidebar.group(0)
 
 
 @pytest.mark.parametrize("add", ["projects_apikey_add", "accounts_oauthprovider_add"])

@@ -64,10 +64,13 @@ def cluster(live_env, django_db_blocker, tmp_path_factory):
 
 
 def test_compose_rendering_is_valid(tmp_path):
-    """The template rendered with the compose lb service's own environment passes `nginx -t`."""
+    """The template rendered with the compose lb service's own environment (its ``${VAR:-default}``
+    values interpolated as compose does with no .env) passes `nginx -t`."""
     import yaml
 
-    env = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["lb"]["environment"]
+    from tests.deploy.test_compose import interpolate
+
+    env = interpolate(yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["lb"]["environment"], {})
     main = check_nginx(tmp_path, {k: str(v) for k, v in env.items()})
     rendered = (tmp_path / "conf.d" / "default.conf").read_text()
     assert "resolver 127.0.0.11 valid=5s" in rendered and "set $lb_api http://api:8000;" in rendered

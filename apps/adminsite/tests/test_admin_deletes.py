@@ -6,23 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from django.conf import settings
 from django.test import override_settings
 from django.urls import reverse
 
 from apps.adminsite.tests.seed import account_status, seed
 from conftest import Api, make_project
-
-
-@pytest.fixture
-def admin_client(django_db_setup, django_db_blocker, client):
-    from django.contrib.auth.models import User as Staff
-
-    with django_db_blocker.unblock():
-        staff, _ = Staff.objects.get_or_create(username="ops-deletes", defaults={"is_staff": True, "is_superuser": True})
-        client.force_login(staff)
-    return client
 
 
 def _audit_count(sql, column: str, pk: int) -> int:

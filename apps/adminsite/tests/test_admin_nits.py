@@ -16,16 +16,6 @@ from conftest import Api, make_project
 TRASH = "~trash"
 
 
-@pytest.fixture
-def admin_client(django_db_setup, django_db_blocker, client):
-    from django.contrib.auth.models import User as Staff
-
-    with django_db_blocker.unblock():
-        staff, _ = Staff.objects.get_or_create(username="ops-nits", defaults={"is_staff": True, "is_superuser": True})
-        client.force_login(staff)
-    return client
-
-
 def _get(client, django_db_blocker, url: str) -> str:
     with django_db_blocker.unblock():
         page = client.get(url)

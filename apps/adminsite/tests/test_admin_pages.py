@@ -18,16 +18,6 @@ from conftest import Api
 
 
 @pytest.fixture
-def admin_client(django_db_setup, django_db_blocker, client):
-    from django.contrib.auth.models import User as Staff
-
-    with django_db_blocker.unblock():
-        staff, _ = Staff.objects.get_or_create(username="ops-pages", defaults={"is_staff": True, "is_superuser": True})
-        client.force_login(staff)
-    return client
-
-
-@pytest.fixture
 def data(api: Api) -> dict:
     return seed(api)
 

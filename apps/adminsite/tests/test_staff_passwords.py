@@ -12,16 +12,6 @@ from apps.adminsite.tests.signin import admin_login, make_staff, signed_in, stor
 OWASP = "argon2$argon2id$v=19$m=19456,t=2,p=1$"
 
 
-@pytest.fixture
-def admin_client(django_db_setup, django_db_blocker, client):
-    from django.contrib.auth.models import User as Staff
-
-    with django_db_blocker.unblock():
-        staff, _ = Staff.objects.get_or_create(username="ops-passwords", defaults={"is_staff": True, "is_superuser": True})
-        client.force_login(staff)
-    return client
-
-
 WEAK = [
     # (name, username, password, the validator's message)
     ("too short", "ops-short", "Xk3#pq9!Zr", "This password is too short. It must contain at least 12 characters."),

@@ -207,7 +207,7 @@ def live_env(django_db_setup, django_db_blocker, tmp_path_factory) -> dict[str, 
     else:
         env["SQLITE_PATH"] = name
     # Small pools, kept empty while idle (min 0): a run keeps up to three session servers (ASGI, WSGI with two workers, the
-    # naive ASGI build) and a module's own servers alive at once, each ASGI process with two
+    # pure ASGI build) and a module's own servers alive at once, each ASGI process with two
     # pools (/v1 and Django's). With the production default of 20 the suite held up to 62
     # PostgreSQL connections; tests that need more concurrency queue on the pool (its wait is
     # DB_POOL_TIMEOUT) instead of taking a shared server's connections. Under pytest-xdist each
@@ -248,6 +248,15 @@ def wsgi_server(live_env):
 
 
 @pytest.fixture(scope="session")
+def lean_asgi_server(live_env):
+    """The ASGI build with every /v1 request through uvicorn's httptools protocol and the lean
+    ASGI adapter (``V1_PROTOCOL=asgi``; the load tests' ``asgi`` build)."""
+    server = start_server("asgi", {**live_env, "V1_PROTOCOL": "asgi", "V1_ADAPTER": "lean"})
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
 def naive_server(live_env):
     """The ASGI build with /v1 served through Django's ASGI handler (``V1_ADAPTER=django``)."""
     server = start_server("asgi", {**live_env, "V1_ADAPTER": "django"})
@@ -264,10 +273,23 @@ def default_hashing_server(live_env):
     server.stop()
 
 
-@pytest.fixture(params=["asgi", "wsgi", "naive"])
+# The builds every test using ``server`` runs on: the product default (``asgi``: uvicorn, /v1 on
+# the direct protocol), the pure ASGI path (``lean_asgi``: httptools + the lean ASGI adapter)
+# and the WSGI baseline. The naive build (Django's handler, ``naive_server``) has its own smoke
+# module (tests/test_naive_build.py). tests/lanes.py puts the lean_asgi copies in the full lane
+# except those of the HTTP edge (apps/core/tests/), where the two protocols differ most.
+BUILDS = ["asgi", "lean_asgi", "wsgi"]
+
+
+# A test decorated with this runs on the naive build too: the naive build's smoke tests (a handful
+# of representative behaviours: an SDK account flow, rows, a file round trip, the realtime
+# handshake, a rate-limit refusal), in the full lane like every naive copy (tests/lanes.py).
+EVERY_BUILD = pytest.mark.parametrize("server", [*BUILDS, "naive"], indirect=True)
+
+
+@pytest.fixture(params=BUILDS)
 def server(request) -> LiveServer:
-    """Each test using it runs against the ASGI build (lean /v1 adapter, the default), the WSGI
-    build, and the ASGI build on Django's handler: behaviour must be identical."""
+    """Each test using it runs against every build of :data:`BUILDS`: behaviour must be identical."""
     return request.getfixturevalue(f"{request.param}_server")
 
 
@@ -283,7 +305,7 @@ _counter = [0]
 
 def make_project(django_db_blocker, *, origins: tuple[str, ...] = (), scopes: list[str] | None = None) -> ProjectInfo:
     """A fresh project with an API key (all scopes unless ``scopes``), committed."""
-    from apps.core.auth import KEY_SCOPES
+    from apps.core.http.auth import KEY_SCOPES
     from apps.projects.services import api_key_create, project_create
 
     _counter[0] += 1
@@ -300,12 +322,12 @@ def project(django_db_setup, django_db_blocker) -> ProjectInfo:
 
 
 def drop_cached(*tags: str) -> None:
-    """Drop ``tags`` from every live server's caches (apps/core/cache.py), as the services do
+    """Drop ``tags`` from every live server's caches (apps/core/drivers/cache.py), as the services do
     after a write; for tests that change the database with SQL behind the services' back."""
     import redis
     from django.conf import settings
 
-    from apps.core.cache import channel
+    from apps.core.drivers.cache import channel
 
     redis.Redis.from_url(settings.REDIS_URL).publish(channel(), "\n".join(tags).encode())
 

@@ -12,7 +12,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
 
 django_app = get_asgi_application()
 
-from apps.core.http.asgi_app import build_application  # noqa: E402  (needs settings loaded)
+from apps.core.http.serving.asgi_app import build_application  # noqa: E402  (needs settings loaded)
 from apps.realtime.consumer import realtime_app  # noqa: E402
 
 application = build_application(django_app, websocket_app=realtime_app)

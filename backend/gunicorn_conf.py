@@ -2,12 +2,12 @@
 (``gunicorn --config python:backend.gunicorn_conf``; the launcher and the test servers pass it).
 
 * ``worker_class``: gunicorn's sync worker answering its own refusals as JSON
-  (:mod:`apps.core.http.gunicorn_worker`);
+  (:mod:`apps.core.http.serving.gunicorn_worker`);
 * request-head limits (README "Request limits and timeouts"): gunicorn's bounded parser refuses
   a request line over ``MAX_REQUEST_LINE`` bytes (414), more than ``MAX_HEADER_COUNT`` fields or
   one field line over ``MAX_HEADER_BYTES`` (431); the total of ``MAX_HEADER_BYTES`` over all
   fields, which gunicorn has no setting for, is checked by the app
-  (:func:`apps.core.http.limits.wsgi_limits`). gunicorn buffers at most fields x field size
+  (:func:`apps.core.http.serving.limits.wsgi_limits`). gunicorn buffers at most fields x field size
   bytes of head, so memory stays bounded.
 
 Sync workers have no read timeout of their own: a client that stalls holds a worker until
@@ -21,9 +21,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
 
 from django.conf import settings  # noqa: E402
 
-worker_class = "apps.core.http.gunicorn_worker.JsonErrorSyncWorker"
+worker_class = "apps.core.http.serving.gunicorn_worker.JsonErrorSyncWorker"
 # gunicorn takes at most 8190 bytes of request line; above that it reads any length (0) and the
-# app checks MAX_REQUEST_LINE (apps.core.http.limits.wsgi_limits). In a deployment nginx's
+# app checks MAX_REQUEST_LINE (apps.core.http.serving.limits.wsgi_limits). In a deployment nginx's
 # header buffers bound what reaches gunicorn.
 limit_request_line = settings.MAX_REQUEST_LINE if settings.MAX_REQUEST_LINE <= 8190 else 0
 limit_request_fields = settings.MAX_HEADER_COUNT

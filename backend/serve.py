@@ -1,8 +1,8 @@
 """Process launcher: ``python -m backend.serve [asgi|wsgi] [--print]``.
 
 ``asgi`` (the default) turns this process into ONE process of the ASGI server named by the
-``ASGI_SERVER`` setting (uvicorn, daphne or granian), serving ``backend.asgi:application``: uvicorn
-and daphne run in this process, granian is exec'd. ``wsgi`` execs the gunicorn baseline (sync
+``ASGI_SERVER`` setting (uvicorn or daphne), serving ``backend.asgi:application`` in this
+process. ``wsgi`` execs the gunicorn baseline (sync
 workers) serving ``backend.wsgi:application``.
 ``--print`` writes the command instead of running it. Every value comes from ``backend.settings``
 (the only reader of the environment), so a production start with a missing secret fails here,
@@ -13,7 +13,7 @@ What each server is asked for:
 * bind ``BIND_HOST:PORT``; no in-process workers (scale out with more containers);
 * graceful shutdown: on SIGTERM stop accepting, let in-flight requests finish for up to
   ``SERVER_GRACEFUL_TIMEOUT`` seconds, then run the ASGI lifespan shutdown, which closes the
-  PostgreSQL and Redis pools (``apps.core.http.asgi_app``);
+  PostgreSQL and Redis pools (``apps.core.http.serving.asgi_app``);
 * back-pressure: ``SERVER_LIMIT_CONCURRENCY`` and ``SERVER_BACKLOG``, so overload becomes fast 503s
   instead of an unbounded in-process queue;
 * no proxy-header rewriting: the app itself believes ``X-Forwarded-For`` only from
@@ -31,8 +31,8 @@ import sys
 
 ASGI_APP = "backend.asgi:application"
 # The /v1 HTTP/1.1 protocol, which hands everything else to uvicorn's httptools protocol with the head
-# limits and client timeouts (apps.core.http.v1_protocol, apps.core.http.uvicorn_protocol).
-HTTP_PROTOCOL = "apps.core.http.v1_protocol:protocol"
+# limits and client timeouts (apps.core.http.serving.v1_protocol, apps.core.http.serving.uvicorn_protocol).
+HTTP_PROTOCOL = "apps.core.http.serving.v1_protocol:protocol"
 # gunicorn's worker class and head limits (backend/gunicorn_conf.py).
 GUNICORN_CONFIG = "python:backend.gunicorn_conf"
 WSGI_APP = "backend.wsgi:application"
@@ -53,14 +53,6 @@ def asgi_command(settings, python: str = sys.executable) -> list[str]:
         if not settings.SERVER_ACCESS_LOG:
             cmd.append("--no-access-log")
         return cmd
-    if settings.ASGI_SERVER == "granian":
-        cmd = [python, "-m", "granian", "--interface", "asgi", "--host", host, "--port", port,
-               "--workers", "1", "--loop", "uvloop", "--ws", "--backlog", str(settings.SERVER_BACKLOG),
-               "--workers-kill-timeout", grace, "--no-respawn-failed-workers"]
-        if limit:
-            cmd += ["--backpressure", str(limit)]
-        cmd.append("--access-log" if settings.SERVER_ACCESS_LOG else "--no-access-log")
-        return cmd + [ASGI_APP]
     # daphne: in-process runner with a drain and lifespan (see module docstring).
     return [python, "-m", "backend.serve_daphne"]
 

@@ -2,7 +2,7 @@
 
 Started by :mod:`backend.serve` when ``ASGI_SERVER=daphne``. Daphne 4.2 alone, on SIGTERM, stops
 its Twisted reactor at once and cancels every running request; it never sends the lifespan
-scope, so the pools in ``apps.core.http.asgi_app`` would not be closed. This runner uses daphne's
+scope, so the pools in ``apps.core.http.serving.asgi_app`` would not be closed. This runner uses daphne's
 own ``Server`` and adds, on SIGTERM or SIGINT:
 
 1. stop listening (new connections are refused, the load balancer routes elsewhere);

@@ -20,10 +20,15 @@ from apps.avatars.urls import endpoints as avatar_endpoints
 from apps.core.http.endpoint import Router
 from apps.core.urls import endpoints as core_endpoints
 from apps.databases.urls import endpoints as database_endpoints
+from apps.functions.urls import endpoints as function_endpoints
+from apps.graphql.urls import endpoints as graphql_endpoints
 from apps.health.urls import endpoints as health_endpoints
 from apps.locale.urls import endpoints as locale_endpoints
+from apps.messaging.urls import endpoints as messaging_endpoints
+from apps.projects.urls import endpoints as project_endpoints
 from apps.storage.urls import endpoints as storage_endpoints
 from apps.teams.urls import endpoints as team_endpoints
+from apps.webhooks.urls import endpoints as webhook_endpoints
 
 
 def _extra_endpoints():
@@ -41,9 +46,14 @@ v1_router = Router([
     *users_mfa_endpoints,
     *storage_endpoints,
     *database_endpoints,
+    *function_endpoints,
     *health_endpoints,
     *locale_endpoints,
     *avatar_endpoints,
+    *project_endpoints,
+    *webhook_endpoints,
+    *graphql_endpoints,
+    *messaging_endpoints,
     *_extra_endpoints(),
 ])
 
@@ -52,10 +62,10 @@ urlpatterns = [
 ]
 
 # Paths nothing serves, and Django's own refusals, answer Appwrite's JSON errors; the admin and
-# the demo keep Django's pages (apps.core.http.fallback).
-handler400 = "apps.core.http.fallback.bad_request"
-handler404 = "apps.core.http.fallback.not_found"
-handler500 = "apps.core.http.fallback.server_error"
+# the demo keep Django's pages (apps.core.http.serving.fallback).
+handler400 = "apps.core.http.serving.fallback.bad_request"
+handler404 = "apps.core.http.serving.fallback.not_found"
+handler500 = "apps.core.http.serving.fallback.server_error"
 
 if settings.DEMO_ENABLED:
     from apps.demo.views import demo_file

@@ -11,10 +11,13 @@
 #    stand-ins for the compose file's postgis, redis, nginx, mailpit and k6 images, each tagged
 #    localhost/<the compose file's name>; skipped when an image with the same recipe exists;
 # 3. builds the product image from ./Dockerfile (the one users build; the layer cache is reused);
-# 4. starts the compose file with a generated .env in a temp dir, api scaled to 2, and runs the
-#    checks in deploy/verify_compose.py: SDK flow through the lb, realtime across the replicas, the
-#    worker's mail, a rolling restart of one replica, a k6 smoke run of the loadtest profile, and
-#    compose down / up keeping the volumes;
+# 4. starts Podman's Docker-compatible service on a socket in the temp dir (the engine functions
+#    run in: the compose file mounts it into api and worker as FUNCTIONS_ENGINE_SOCKET), starts the
+#    compose file with a generated .env in that temp dir, api scaled to 2, and runs the checks in
+#    deploy/verify_compose.py: SDK flow through the lb, realtime across the replicas, the worker's
+#    mail, a rolling restart of one replica, a function built, run and walled off from the
+#    compose network, a k6 smoke run of the loadtest profile, and compose down / up keeping the
+#    volumes;
 # 5. removes its containers, network and volumes and its temp dir, whatever happened.
 #
 # Environment: VERIFY_COMPOSE_CACHE (default /var/cache/appwrite-django-verify: the tools venv),
@@ -68,6 +71,8 @@ PY="$VENV/bin/python"
 
 WORK="$(mktemp -d /tmp/verify-compose.XXXXXX)"
 HEALTH_PID=""
+ENGINE_PID=""
+RUNTIMES="${PROJECT}-runtimes"
 PC=("$VENV/bin/podman-compose" --project-name "$PROJECT" --env-file "$WORK/.env" -f "$ROOT/docker-compose.yml")
 
 cleanup() {
@@ -90,7 +95,11 @@ cleanup() {
     "${PC[@]}" --profile loadtest down -v -t 5 >/dev/null 2>&1
     podman volume ls -q --filter "label=io.podman.compose.project=$PROJECT" | xargs -r podman volume rm -f >/dev/null 2>&1
     podman network rm -f "${PROJECT}_backend" >/dev/null 2>&1
+    # The function containers the engine started on the runtime network, then the network.
+    podman ps -aq --filter label=appwrite.functions --filter "network=$RUNTIMES" | xargs -r podman rm -f >/dev/null 2>&1
+    podman network rm -f "$RUNTIMES" >/dev/null 2>&1
   fi
+  [ -n "$ENGINE_PID" ] && kill "$ENGINE_PID" 2>/dev/null && wait "$ENGINE_PID" 2>/dev/null
   rm -rf "$WORK"
   case "$status" in 0) result=PASSED ;; 3) result=SKIPPED ;; *) result=FAILED ;; esac
   log "cleaned up; $result in $(($(date +%s) - STARTED)) s"
@@ -119,46 +128,15 @@ podman ps >/dev/null 2>&1 || skip "podman does not run here: $(podman ps 2>&1 | 
 
 
 # --- 2. base and stand-in images ----------------------------------------------------------------
-# Debian's mirror as this machine's apt has it (deb822 or one-line sources).
-mirror="$(grep -hsoE '(URIs:|^deb)[[:space:]]+[^[:space:]]+/debian/?' /etc/apt/sources.list /etc/apt/sources.list.d/* \
-  | awk '{print $2}' | head -1 || true)"
-mirror="${mirror:-http://deb.debian.org/debian}"; mirror="${mirror%/}"
-
-if ! podman image exists localhost/debian:trixie-slim; then
-  log "building localhost/debian:trixie-slim with debootstrap from $mirror"
-  rootfs="$WORK/rootfs"
-  debootstrap --variant=minbase trixie "$rootfs" "$mirror" >"$WORK/debootstrap.log" 2>&1 \
-    || { tail -20 "$WORK/debootstrap.log"; skip "debootstrap could not build the base image from $mirror"; }
-  # What the official slim image adds to a minbase: updates and security sources, no services
-  # started by package scripts, apt's caches and lists emptied.
-  rm -f "$rootfs/etc/apt/sources.list"
-  cat > "$rootfs/etc/apt/sources.list.d/debian.sources" <<EOF
-Types: deb
-URIs: $mirror
-Suites: trixie trixie-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb
-URIs: ${mirror}-security
-Suites: trixie-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-  printf '#!/bin/sh\nexit 101\n' > "$rootfs/usr/sbin/policy-rc.d"; chmod 0755 "$rootfs/usr/sbin/policy-rc.d"
-  rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/log/*.log
-  # This machine's own extra certificate authorities (an egress proxy that inspects TLS): the
-  # image builds fetch from PyPI and npm through it. update-ca-certificates adds them to the
-  # bundle when an image installs ca-certificates.
-  if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
-    mkdir -p "$rootfs/usr/local/share/ca-certificates"
-    cp /usr/local/share/ca-certificates/*.crt "$rootfs/usr/local/share/ca-certificates/"
-  fi
-  tar -C "$rootfs" -c . | podman import -q \
-    --change 'CMD ["bash"]' --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-    - localhost/debian:trixie-slim >/dev/null
-  rm -rf "$rootfs"
-fi
+# The Debian base image, built from Debian's archive alone (deploy/debian-base.sh, the same
+# recipe the functions' runtime images start from); exit 3 there means it cannot be built here.
+base_status=0
+bash "$ROOT/deploy/debian-base.sh" || base_status=$?
+case "$base_status" in
+  0) ;;
+  3) skip "debootstrap or podman could not build the base image localhost/debian:trixie-slim" ;;
+  *) exit "$base_status" ;;
+esac
 base_id="$(podman image inspect --format '{{.Id}}' localhost/debian:trixie-slim)"
 # Can this machine start a container at all (runtime, cgroups, namespaces, limits)?
 probe="$(podman run --rm --network none localhost/debian:trixie-slim true 2>&1)" \
@@ -228,12 +206,23 @@ done
 [ -n "$subnet" ] || die "no free 172.x.0.0/24 for the compose network"
 gateway="${subnet%.0/24}.1"
 LB_PORT="$(free_port)"; MAIL_PORT="$(free_port)"; BASELINE_PORT="$(free_port)"
+# The engine functions run in: Podman's Docker-compatible service, on a socket of its own (its cwd:
+# conmon leaves "oom" marker files there). The app user (uid 10001) joins the socket's group, root.
+(cd "$WORK" && exec podman system service --time=0 "unix://$WORK/podman.sock") >"$WORK/engine.log" 2>&1 &
+ENGINE_PID=$!
+for _ in $(seq 100); do [ -S "$WORK/podman.sock" ] && break; sleep 0.1; done
+[ -S "$WORK/podman.sock" ] || die "podman system service did not start: $(tail -3 "$WORK/engine.log")"
+chmod 660 "$WORK/podman.sock"
 cat > "$WORK/.env" <<EOF
 SECRET_KEY=$("$PY" -c 'import secrets; print(secrets.token_urlsafe(64))')
 POSTGRES_PASSWORD=$("$PY" -c 'import secrets; print(secrets.token_urlsafe(24))')
 PUBLIC_URL=http://localhost:$LB_PORT
-ALLOWED_HOSTS=localhost,127.0.0.1,lb,baseline
+ALLOWED_HOSTS=localhost,127.0.0.1,lb,baseline,api
 APP_IMAGE=$app_image
+FUNCTIONS_ENGINE_SOCKET=$WORK/podman.sock
+FUNCTIONS_ENGINE_GID=0
+FUNCTIONS_NETWORK=$RUNTIMES
+FUNCTIONS_BASE_IMAGE=localhost/debian:trixie-slim
 BACKEND_SUBNET=$subnet
 LB_RESOLVER=$gateway
 LB_HOST_PORT=127.0.0.1:$LB_PORT
@@ -317,17 +306,32 @@ mapfile -t APIS < <(containers api)
 [ "${#APIS[@]}" = 2 ] || die "expected 2 api replicas, got ${#APIS[@]}: ${APIS[*]}"
 log "up: api replicas ${APIS[*]}"
 
-"${PC[@]}" exec -T api python manage.py createproject verify --name verify >/dev/null
-KEY="$("${PC[@]}" exec -T api python manage.py createapikey verify --name verify --all-scopes | tail -1 | tr -d '\r')"
+# A command exec'd right after the last container joined the network can miss the database for
+# a few seconds (Podman's DNS, aardvark-dns, reloads as containers join; seen once as a
+# PoolTimeout in CI): each setup command gets three tries, 5 s apart, and both are safe to repeat.
+manage() {
+  local try
+  for try in 1 2 3; do
+    "${PC[@]}" exec -T api python manage.py "$@" && return 0
+    [ "$try" = 3 ] || { log "manage.py $1 failed (try $try of 3); again in 5 s" >&2; sleep 5; }
+  done
+  return 1
+}
+manage createproject verify --name verify --exists-ok >/dev/null || die "createproject failed 3 times"
+KEY="$(manage createapikey verify --name verify --all-scopes | tail -1 | tr -d '\r')"
 [ -n "$KEY" ] || die "createapikey printed no key"
 check() { "$PY" "$ROOT/deploy/verify_compose.py" "$@" --endpoint "$ENDPOINT" --project verify --key "$KEY" \
   --state "$WORK/state.json"; }
 
 check sdk
-addresses="$(for c in "${APIS[@]}"; do podman inspect --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$c"; done | paste -sd,)"
+# An address on the compose network (api and worker are on the runtime network too).
+address_of() { podman inspect --format "{{(index .NetworkSettings.Networks \"${PROJECT}_backend\").IPAddress}}" "$1"; }
+addresses="$(for c in "${APIS[@]}"; do address_of "$c"; done | paste -sd,)"
 check realtime --replicas "$addresses"
 check mail --mail "http://127.0.0.1:$MAIL_PORT"
-check rolling --container "${APIS[0]}"
+check rolling --container "${APIS[0]}" --network "${PROJECT}_backend"
+log "functions (the first run on a machine also builds the runtime image)"
+check functions --blocked "$(address_of "$(containers postgres | head -1)"):5432,$(address_of "$(containers redis | head -1)"):6379"
 
 log "k6 smoke run (profile loadtest, 5 VUs for 5 s against the lb)"
 "${PC[@]}" --profile loadtest run --rm -e VUS=5 -e DURATION=5s -e KEY="$KEY" -e SCENARIO=ping k6 \

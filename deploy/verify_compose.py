@@ -13,6 +13,10 @@ stand-in's port on 127.0.0.1 and the api containers on the compose network the s
   rolling   GETs through the lb while one api replica is restarted (``podman restart``): a client
             that retries idempotent GETs must see no failure; the replica must serve again after
   persist   after ``compose down`` / ``up``: the user signs in, the row and the file read back the same
+  functions a Python function built by the worker in the host's engine (through the mounted
+            socket), run synchronously by an api replica and asynchronously by the worker; from
+            inside it the API answers at FUNCTIONS_API_ENDPOINT, and the --blocked addresses
+            (PostgreSQL and Redis on the compose network) do not accept a connection
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import io
 import json
 import os
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 import urllib.error
@@ -36,6 +42,7 @@ from appwrite.input_file import InputFile
 from appwrite.permission import Permission
 from appwrite.role import Role
 from appwrite.services.account import Account
+from appwrite.services.functions import Functions
 from appwrite.services.storage import Storage
 from appwrite.services.tables_db import TablesDB
 
@@ -242,8 +249,9 @@ def check_rolling(args) -> None:
     if not healthy:
         fail(f"{args.container} did not become healthy again after its restart")
     # The restarted replica serves again, at the address it has now.
-    address = subprocess.run(["podman", "inspect", "--format", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
-                              args.container], capture_output=True, text=True).stdout.strip()
+    address = subprocess.run(["podman", "inspect", "--format",
+                              f'{{{{(index .NetworkSettings.Networks "{args.network}").IPAddress}}}}', args.container],
+                             capture_output=True, text=True).stdout.strip()
     if replica_request(address, "GET", "/health/version", None, {}).get("version") is None:
         fail(f"{args.container} at {address} does not serve after its restart")
     failed = sum(1 for ok, _ in results if not ok)
@@ -266,9 +274,80 @@ def check_persist(args) -> None:
     print(f"persist: after down/up, {state['email']} signs in; row {state['row']} and file {state['file']} intact")
 
 
+# The function of the functions check: can it reach the API, and each of the addresses it is given?
+PROBE = """
+import json, os, socket, urllib.request
+
+def main(context):
+    out = {}
+    for address in context.req.body_json["blocked"]:
+        host, port = address.rsplit(":", 1)
+        try:
+            socket.create_connection((host, int(port)), timeout=3).close()
+            out[address] = "connected"
+        except OSError as exc:
+            out[address] = type(exc).__name__
+    api = os.environ["APPWRITE_FUNCTION_API_ENDPOINT"]
+    with urllib.request.urlopen(api + "/health/version", timeout=10) as answer:
+        out["api"] = json.loads(answer.read())["version"]
+    return context.res.json(out)
+"""
+
+
+def _targz(name: str, text: str) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        data = text.encode()
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _status(value) -> str:
+    return str(getattr(value, "value", value))
+
+
+def check_functions(args) -> None:
+    functions = Functions(key_client(args))
+    fid = ID.unique()
+    functions.create(function_id=fid, name="verify", runtime="python-3.13", execute=["any"], timeout=30)
+    started = time.monotonic()
+    d = functions.create_deployment(fid, InputFile.from_bytes(_targz("main.py", PROBE), "code.tar.gz"), activate=True)
+    # The worker builds it; the first build on a machine also builds the runtime image.
+    while _status(functions.get_deployment(fid, d.id).status) not in ("ready", "failed"):
+        if time.monotonic() - started > 900:
+            fail("the function's build did not finish within 15 minutes")
+        time.sleep(2)
+    built = functions.get_deployment(fid, d.id)
+    if _status(built.status) != "ready":
+        fail(f"the function's build failed: {built.buildlogs[-1500:]}")
+    blocked = [a for a in args.blocked.split(",") if a]
+    body = json.dumps({"blocked": blocked})
+    x = functions.create_execution(fid, body=body)  # synchronous: an api replica runs it
+    if _status(x.status) != "completed" or x.responsestatuscode != 200:
+        fail(f"the synchronous execution failed: {x.status} {x.responsestatuscode} {x.errors[-1500:]}")
+    out = json.loads(x.responsebody)
+    reached = [a for a in blocked if out.get(a) == "connected"]
+    if reached:
+        fail(f"a function reached {', '.join(reached)} (the runtime network must not reach the compose network)")
+    if not out.get("api"):
+        fail(f"the function did not reach the API at FUNCTIONS_API_ENDPOINT: {out}")
+    later = functions.create_execution(fid, body=body, xasync=True)  # the worker runs it
+    deadline = time.monotonic() + 120
+    while _status(later.status) not in ("completed", "failed") and time.monotonic() < deadline:
+        time.sleep(1)
+        later = functions.get_execution(fid, later.id)
+    if _status(later.status) != "completed":
+        fail(f"the asynchronous execution did not complete: {later.status} {later.errors[-1500:]}")
+    print(f"functions: built in {time.monotonic() - started:.0f} s; sync and async executions completed; from the "
+          f"runtime network the API answered (version {out['api']}) and {', '.join(blocked) or 'nothing'} did not "
+          f"({', '.join(str(out[a]) for a in blocked)})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("check", choices=["sdk", "realtime", "mail", "rolling", "persist"])
+    parser.add_argument("check", choices=["sdk", "realtime", "mail", "rolling", "persist", "functions"])
     parser.add_argument("--endpoint", required=True, help="the lb's /v1 URL on 127.0.0.1")
     parser.add_argument("--project", required=True)
     parser.add_argument("--key", required=True, help="an API key of the project (all scopes)")
@@ -276,9 +355,11 @@ def main() -> None:
     parser.add_argument("--replicas", default="", help="realtime: api container addresses, comma-separated")
     parser.add_argument("--mail", default="", help="mail: the mail service's HTTP URL on 127.0.0.1")
     parser.add_argument("--container", default="", help="rolling: the api container to restart")
+    parser.add_argument("--network", default="", help="rolling: the compose network the replicas serve on")
+    parser.add_argument("--blocked", default="", help="functions: host:port addresses a function must not reach")
     args = parser.parse_args()
     {"sdk": check_sdk, "realtime": check_realtime, "mail": check_mail, "rolling": check_rolling,
-     "persist": check_persist}[args.check](args)
+     "persist": check_persist, "functions": check_functions}[args.check](args)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = ROOT / "backend" / "settings"
 PAGE = ROOT / "docs" / "settings.md"
 # Module order on the page: Django's own first, then the sub-domains as __init__ imports them.
-ORDER = ["__init__", "base", "data", "security", "storage", "background", "serving", "services"]
+ORDER = ["__init__", "base", "data", "security", "storage", "functions", "background", "serving", "services"]
 SECTION = re.compile(r"^#\s*---\s*(.*?)\s*-*\s*$")
 
 

@@ -7,7 +7,7 @@ Creates and migrates a dedicated database, seeds a project, key, users with sess
 a bucket through the API, then for each round, scenario and build: starts the build's server
 pinned to --server-cpus, warms it up, runs k6 (pinned to --k6-cpus) at --vus for --duration and
 measures the server's CPU time, peak RSS and PostgreSQL connections. Builds alternate order
-between rounds. ``--preset round2`` runs the stages of ``runner/round2.py`` instead. Writes
+between rounds. ``--preset round2`` (``round3``, ``functions``) runs the stages of ``runner/round2.py`` instead. Writes
 loadtests/results/<date>-<label>/ (k6 summaries, results.json, report.md, charts).
 """
 
@@ -55,7 +55,7 @@ def print_plan(args) -> int:
 
 
 def report(out: Path, meta: dict, rows: list[dict]) -> None:
-    if meta.get("preset") == "round2":
+    if meta.get("preset") in ("round2", "round3", "functions"):
         from loadtests.runner.report2 import write_round2_report
 
         write_round2_report(out, meta, rows)
@@ -97,6 +97,11 @@ def main(argv=None) -> int:
         return _run(bench, argv)
     finally:
         bench.stop_current()  # never leave a server behind, also when a stage failed
+        for cleanup in reversed(bench.cleanups):  # e.g. the function stages' containers and engine
+            try:
+                cleanup()
+            except Exception as exc:  # noqa: BLE001 - one failed cleanup must not skip the others
+                log(f"cleanup failed: {exc}")
         if args.drop_database and not args.target_url:
             drop_database(args)
         if args.smoke:
@@ -136,7 +141,8 @@ def _run(bench: Bench, argv) -> int:
     seed_file = (out if args.seed_only else work) / "seed.json"
     seed_server = None if args.target_url else start_server(
         BUILDS["asgi"], args.port, bench.server_env, args.server_cpus, work / "server-seed.log")
-    users = args.users or (500 if args.preset and not args.smoke else args.vus)
+    # The function stages execute with the key: their preset seeds one user only.
+    users = args.users or (1 if args.preset == "functions" else 500 if args.preset and not args.smoke else args.vus)
     try:
         log("seeding through the API")
         data = seeding.seed(seeding.Client(url, args.project, key), url, users, args.big_file_mb, log)
@@ -156,10 +162,10 @@ def _run(bench: Bench, argv) -> int:
         from loadtests.runner.stages import run_round2
 
         def checkpoint(summary: dict) -> None:  # results.json after every stage, report at the end
-            partial = {**meta, "preset": "round2", **summary}
+            partial = {**meta, "preset": args.preset, **summary}
             (out / "results.json").write_text(json.dumps({"meta": partial, "rows": bench.rows}, indent=1))
 
-        meta.update(preset="round2", **run_round2(bench, key, seed_file, data["features"], checkpoint))
+        meta.update(preset=args.preset, **run_round2(bench, key, seed_file, data["features"], checkpoint))
         meta["scenarios"] = {n: SCENARIOS[n].what for st in meta["stages"].values() for n in st["scenarios"]}
     else:
         todo = plan(names, data["features"], log)

@@ -92,6 +92,10 @@ def oauth2_ssr_example() -> str:
     return blocks(read("oauth2.md"))[0]
 
 
+def messaging_example() -> str:
+    return blocks(read("messaging.md"))[0]
+
+
 def locale_example() -> str:
     return blocks(section(read("locale-avatars-health.md"), "Locale"))[0]
 
@@ -107,4 +111,5 @@ RUN_BY_TESTS = {
     "tests/test_readme_lifecycle.py": lifecycle_blocks,
     "apps/teams/tests/test_readme_examples.py": users_and_teams_examples,
     "apps/accounts/tests/test_oauth2_flow.py": lambda: [oauth2_ssr_example()],
+    "apps/messaging/tests/test_docs_example.py": lambda: [messaging_example()],
 }

@@ -277,7 +277,7 @@ def svc_env(live_env, ntp_peer, tls_peers, clamd_peer, geoip_db) -> dict[str, st
 
 
 def _svc(kind: str, env: dict[str, str], **extra):
-    server = start_server("asgi" if kind == "naive" else kind, {**env, **extra})
+    server = start_server("wsgi" if kind == "wsgi" else "asgi", {**env, **extra})
     yield server
     server.stop()
 
@@ -293,13 +293,18 @@ def svc_wsgi(svc_env):
 
 
 @pytest.fixture(scope="session")
+def svc_lean_asgi(svc_env):
+    yield from _svc("lean_asgi", svc_env, V1_PROTOCOL="asgi", V1_ADAPTER="lean")
+
+
+@pytest.fixture(scope="session")
 def svc_naive(svc_env):
     yield from _svc("naive", svc_env, V1_ADAPTER="django")
 
 
-@pytest.fixture(params=["asgi", "wsgi", "naive"])
+@pytest.fixture(params=["asgi", "lean_asgi", "wsgi"])
 def svc_server(request):
-    """The three builds with the local peers configured (see the module docstring)."""
+    """The builds of conftest's ``BUILDS`` with the local peers configured (see the module docstring)."""
     return request.getfixturevalue(f"svc_{request.param}")
 
 

@@ -40,7 +40,10 @@ def canned():
     (["--preset", "round2", "--target-url", "http://x", "--key", "k"], "takes neither --target-url"),
     (["--server-cpus", "0-"], "--server-cpus takes a taskset CPU list"),
     (["--server-cpus", "1,1"], "--server-cpus takes a taskset CPU list"),
-    (["--preset", "round3"], "invalid choice"),
+    (["--preset", "round4"], "invalid choice"),
+    (["--preset", "round3", "--rounds", "1"], "--rounds must be >= 2"),
+    (["--preset", "round2", "--extra-builds", "wsgi"], "--extra-builds takes asgi-granian and/or asgi-django"),
+    (["--extra-builds", "asgi-granian"], "--extra-builds takes asgi-granian and/or asgi-django, with --preset"),
     (["--scenarios", "ping,crud"], "crud: peer scenarios need their seeded table"),
 ])
 def test_bad_options_are_refused(argv, message, capsys):
@@ -110,8 +113,8 @@ def test_plan_lists_every_stage_with_builds_and_durations():
     for key, stage in STAGES.items():
         assert f"stage {key}: {stage.title}" in out
     assert "WSGI sweep: wsgi, wsgi-sync5, wsgi-sync8, wsgi-gthread5x8, wsgi-gthread5x16, wsgi-gthread5x32" in out
-    assert "builds: pocketbase, asgi-direct-embedded, asgi-direct-pg" in out
-    assert "10 VUs x 60s x 9 runs; 1000 VUs x 60s x 9 runs" in out  # crud: 3 builds x 3 rounds
+    assert "builds: pocketbase, pocketbase-nolog, asgi-direct-embedded, asgi-direct-pg" in out
+    assert "10 VUs x 60s x 12 runs; 1000 VUs x 60s x 12 runs" in out  # crud: 4 builds x 3 rounds
     assert "500 VUs x 5m x 9 runs" in out  # Appwrite's method: once per build (asgi, asgi-direct, asgi-django, 6 WSGI)
     assert "total ~" in out and " h " in out
     assert out.rstrip().endswith("run it with: .venv/bin/python loadtests/run.py --preset round2 "
@@ -121,7 +124,7 @@ def test_plan_lists_every_stage_with_builds_and_durations():
 def test_plan_of_one_stage_lists_only_it():
     out = _plan("--stages", "c")
     assert "stage c:" in out and "stage a:" not in out and "stage f:" not in out
-    assert "100 VUs x 30s x 27 runs" in out  # 3 scenarios x 3 builds x 3 rounds
+    assert "100 VUs x 30s x 36 runs" in out  # 3 scenarios x 4 builds x 3 rounds
     assert "--preset round2 --stages c --server-cpus 0 --k6-cpus 1 --label round2-c" in out
 
 
@@ -131,6 +134,24 @@ def test_plan_with_shorter_runs_and_fewer_scenarios():
     assert "500 VUs x 10s x 48 runs" in out  # 2 scenarios x 8 builds x 3 rounds
     assert "500 VUs x 1m x 8 runs" in out
     assert out.rstrip().endswith("--stage-duration 10s,f=1m --stage-scenarios a=ping+read --label round2-af")
+
+
+def test_round3_plan_is_stages_a_c_d_cut_short():
+    out = subprocess.run([sys.executable, "loadtests/run.py", "--preset", "round3", "--plan"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60).stdout
+    assert "round3 plan:" in out and "2 alternating rounds" in out and "stage e:" not in out
+    assert "WSGI sweep: wsgi, wsgi-gthread3x8, wsgi-gthread3x16, wsgi-gthread3x32\n" in out
+    assert "builds: asgi, asgi-direct, wsgi, wsgi-gthread3x8, wsgi-gthread3x16, wsgi-gthread3x32\n" in out
+    assert "scenarios: ping, read, mix, wait, insert100, download\n" in out
+    assert "500 VUs x 8s x 72 runs" in out  # 6 scenarios x 6 builds x 2 rounds
+    assert "100 VUs x 8s x 24 runs" in out  # 3 scenarios x 4 peer builds x 2 rounds
+    assert out.rstrip().endswith("--preset round3 --server-cpus 0 --k6-cpus 1 --label round3")
+    extra = subprocess.run([sys.executable, "loadtests/run.py", "--preset", "round3", "--plan", "--rounds", "3",
+                            "--extra-builds", "asgi-granian", "--stage-duration", "a=10s"], cwd=ROOT,
+                           capture_output=True, text=True, timeout=60).stdout
+    assert "builds: asgi, asgi-direct, asgi-granian, wsgi," in extra and "500 VUs x 10s x 126 runs" in extra
+    assert extra.rstrip().endswith("--preset round3 --server-cpus 0 --k6-cpus 1 --rounds 3 --extra-builds "
+                                   "asgi-granian --stage-duration a=10s --label round3")
 
 
 def test_plan_needs_the_preset():
@@ -151,6 +172,9 @@ def test_report_shows_wsgi_best_and_ratios_against_it(canned):
     assert ("| ping | wsgi-sync8 | 2.50× (2.50–2.50) | 3.00× (3.00–3.00) | 0.75× (0.75–0.75) | 3.00× (3.00–3.00) | "
             "3.60× (3.60–3.60) |") in md
     assert "| wait | 4,000.0 |" in md and "none at 0 % errors |" in md
+    # Stage a's targets for the pure ASGI build, with the distance; wait has no wsgi-best here.
+    assert "| ping | ≥ 3× | 2.50× | miss (−0.50×) | 3.00× |" in md
+    assert "| wait | ≥ 5× | – | – (not measured) | – |" in md
 
 
 def test_report_open_model_peers_crud_and_appwrite_method(canned):
@@ -158,9 +182,16 @@ def test_report_open_model_peers_crud_and_appwrite_method(canned):
     md = render(meta, rows, mach={})
     assert "| ping | 1,600 | 1,600 | 1,600 | 1,600 |" in md
     assert "wait ÷ ping (asgi, per round): 0.50× (0.50–0.50)." in md
-    assert "| peer-read | asgi-direct-pg | 900.0 |" in md and "| 0.30× (0.30–0.30) |" in md
+    # Against the stronger PocketBase (request log off here: 1.2x the req/s of the default one).
+    assert "| peer-read | asgi-direct-pg | 900.0 | 0.0 | 1.0 | 3.0 | 4.0 | 0.500 | 0.200 | 0.050 | 100.0 | " \
+           "0.25× (0.25–0.25) | 1.25× (1.25–1.25) |" in md
+    assert "| peer-read | pocketbase-nolog | 3,600.0 |" in md
+    # The targets: best of ours (asgi-direct-pg) vs pocketbase-nolog; p95 against the lower one;
+    # CPU within 1.25x of the lower PocketBase CPU per request (0.5 / 0.4: met exactly).
+    assert ("| peer-read | asgi-direct-pg | pocketbase-nolog | 0.25× | ≥ 1× | miss (−0.75×) | 3.0 / 2.0 "
+            "(pocketbase-nolog) | miss (+1.0 ms) | 0.500 / 0.400 (pocketbase-nolog) | 1.25× | pass (+0.00×) (≤ 1.25×) |") in md
     assert "- a canned difference" in md
-    assert "| 1000 | asgi-direct-pg | 400.0 | 11 |" in md
+    assert "| 1000 | asgi-direct-pg | 400.0 | 11 | 0.1 | 1.0 | 3.0 | 4.0 | 0.500 | 0.200 | 0.050 | – |" in md
     assert "| 1000 | published figure (other hardware, not measured here) | 7,924 | 0 |" in md
     assert "| asgi | 1,400.0 | 14,000 | 99.99 | 1.0 | 2.0 | 3.0 | 4.0 | 9.0 |" in md
     assert "asgi ÷ wsgi-best (wsgi), req/s: 2.33× (one run each, no spread)." in md
@@ -188,3 +219,10 @@ def test_checkpoint_runs_on_the_test_server_and_reports_what_it_could_not_do():
     assert checkpoint("") is False
     # A closed port: refused, reported as not done, nothing raised.
     assert checkpoint("postgres://postgres@127.0.0.1:1/postgres") is False
+
+
+def test_report_of_a_folder_from_before_the_build_names_says_so(canned):
+    meta, rows = canned
+    old = {**meta, "builds": {**meta["builds"], "asgi": "ASGI: uvicorn, 1 process, lean /v1 adapter (product default)"}}
+    assert "**Old build names:**" in render(old, rows, mach={})
+    assert "**Old build names:**" not in render(meta, rows, mach={})

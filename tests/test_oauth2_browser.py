@@ -11,35 +11,23 @@ page and the API share the registrable domain 127.0.0.1, so the session travels 
 
 from __future__ import annotations
 
-import functools
 import json
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlencode
 
 import pytest
 
 from apps.accounts.tests.test_oauth2_flow import configure_oidc, unique_login
 from conftest import ARTIFACTS, make_project
-from tests.websdk import CHROMIUM, NODE_DIR, needs_chromium, needs_playwright, run_node
+from tests.websdk import CHROMIUM, needs_chromium, needs_playwright, run_node, serve_node_dir
 
 pytestmark = [needs_chromium, needs_playwright]
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
 
 
 @pytest.fixture(scope="module")
 def page_server():
     """Serves tests/websdk (the page and node_modules/appwrite) on a free 127.0.0.1 port."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(NODE_DIR)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve_node_dir() as origin:
+        yield origin
 
 
 def _run(page_origin, server, project_id, login, name):

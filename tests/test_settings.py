@@ -79,7 +79,7 @@ def test_positive_timeouts_are_accepted():
 
 
 _PREFIX = ("import django, os; os.environ['DJANGO_SETTINGS_MODULE']='backend.settings'; django.setup(); "
-           "from apps.core.cache import channel; from apps.realtime.hub import stream_key; "
+           "from apps.core.drivers.cache import channel; from apps.realtime.hub import stream_key; "
            "print(channel(), stream_key())")
 
 

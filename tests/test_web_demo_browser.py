@@ -228,6 +228,17 @@ def test_realtime_update_in_second_context(demo, mode):
     run_user_flow(demo, "realtime", mode)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_two_windows_editing_one_note_choose_on_conflict(demo, mode):
+    demo.need("tablesdb")
+    run_user_flow(demo, "conflict", mode)
+
+
+def test_load_more_pages_with_a_cursor(demo):
+    demo.need("tablesdb")
+    run_user_flow(demo, "paging", "same")
+
+
 def test_layout_desktop_and_phone(demo):
     """1280x800 and 390x844: no sideways scroll, the phone header on one line. Same origin only:
     the layout does not depend on where the API is."""

@@ -46,6 +46,7 @@ files.delete                60 / 60 s    ip, method, url, userId               o
 tokens.create               60 / 60 s    ip, method, url, userId               open
 tokens.update               60 / 60 s    ip, method, url, userId               open
 teams.membership.create     10 / 3600 s  url, ip                               open
+executions.create           0 (off)      ip, userId                            open
 admin.login                 10 / 900 s   ip; param.username                    closed
 =========================== ============ ===================================== ======
 
@@ -53,6 +54,13 @@ Beyond Appwrite's table: ``account.email`` (Appwrite's route checks the password
 and the second counter of ``account.session.token``, one budget per user whatever the IP, so
 guessing a 6-digit code from many addresses gets no more tries than from one. See
 docs/security-accounts.md.
+
+``executions.create`` (``POST /v1/functions/{functionId}/executions``) is off by default, as in
+Appwrite 1.4 and later, which dropped the route's label: an application that executes functions
+often must not start getting 429 here after moving from Appwrite. ``ABUSE_LIMITS`` with
+``{"executions.create": 60}`` turns on Appwrite 1.0-1.3's rule (``abuse-key``
+``ip:{ip},userId:{userId}``, per 60 s). No ``url`` part, so one budget covers every function of
+the project.
 
 ``admin.login`` is this project's own (Appwrite has no Django admin): it guards the staff sign-in
 at ``/admin/login/`` and counts *failed* sign-ins only (``apps.adminsite.throttle``), one counter
@@ -185,7 +193,12 @@ def _table() -> list[Rule]:
         Rule("admin.login", 10, 15 * _MINUTE, ((IP,), (PARAM_USERNAME,)), ("POST /admin/login/",),
              fail_closed=True),
     ]
-    return account + data + files + tokens + teams + admin
+    functions = [
+        # Off (Appwrite 1.4+ has no limit here); a limit set in ABUSE_LIMITS counts as Appwrite
+        # 1.0-1.3's label did: per client IP and user, across every function.
+        Rule("executions.create", 0, _MINUTE, ((IP, USER_ID),), ("POST /v1/functions/{functionId}/executions",)),
+    ]
+    return account + data + files + tokens + teams + functions + admin
 
 
 DEFAULT_RULES: dict[str, Rule] = {rule.name: rule for rule in _table()}

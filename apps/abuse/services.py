@@ -4,7 +4,7 @@ Source: Appwrite 1.9.6 ``app/controllers/shared/api.php``. For an endpoint that 
 (``Endpoint(abuse=...)``, names in :mod:`apps.abuse.rules`), after auth and before the handler:
 
 * one fixed-window counter per key of the rule is incremented, atomically and in one round trip
-  (:meth:`apps.core.kv.KV.hit_windows`: a Lua script on Redis, a locked dict in memory);
+  (:meth:`apps.core.drivers.kv.KV.hit_windows`: a Lua script on Redis, a locked dict in memory);
 * the response carries ``X-RateLimit-Limit``, ``X-RateLimit-Remaining`` (requests left in the
   window *after* this one; Appwrite reports the count before it) and ``X-RateLimit-Reset`` (unix
   seconds when the window ends), for the tightest counter, on success and error responses alike;
@@ -24,7 +24,7 @@ reconnect on the next call, so recovery needs no restart). Warnings are logged a
 ``ABUSE_LOG_INTERVAL`` seconds, with the number of checks affected meanwhile.
 
 Nothing here suspends except the store call, so the same coroutine runs on the ASGI loop and
-under :func:`apps.core.runtime.run_sync` on WSGI (the sync store never suspends).
+under :func:`apps.core.drivers.runtime.run_sync` on WSGI (the sync store never suspends).
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ from collections.abc import Awaitable, Callable
 from django.conf import settings
 
 from apps.abuse.rules import CHUNK_ID, EMAIL, IP, METHOD, URL, USER_ID, Rule, rule_get
+from apps.core.domain.throttle import Throttle
+from apps.core.drivers.kv import KVUnavailable
 from apps.core.errors import AppwriteError
-from apps.core.kv import KVUnavailable
-from apps.core.throttle import Throttle
 
 log = logging.getLogger("apps.abuse")
 

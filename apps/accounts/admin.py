@@ -2,7 +2,7 @@
 the product's API).
 
 Every change made here drops the affected cached sessions in every server process
-(``apps.core.cache.invalidate_sync``), like the API's own writes: a user blocked or signed out
+(``apps.core.drivers.cache.invalidate_sync``), like the API's own writes: a user blocked or signed out
 here is refused on their next request.
 """
 
@@ -14,15 +14,15 @@ from django.db.models import Count
 from django.urls import reverse
 from django.utils.html import format_html
 
-from apps.accounts.api.users_inputs import LabelsUpdate
+from apps.accounts.api.manage.inputs import LabelsUpdate
 from apps.accounts.models import Identity, OAuthProvider, Session, User
 from apps.accounts.oauth2.config import TEXT_FIELDS, URL_FIELDS, ConfigError, validate
-from apps.accounts.selectors import user_tag
+from apps.accounts.selectors.accounts import user_tag
 from apps.adminsite.deletes import CascadesReadOnly
 from apps.adminsite.display import ForeignKeyFilter, HidesTrashProject, ProjectFilter
 from apps.adminsite.forms import LinesField, api_rule
 from apps.audit.models import Log
-from apps.core.cache import invalidate_sync
+from apps.core.drivers.cache import invalidate_sync
 
 
 def _forget(*user_ids: int) -> None:
@@ -82,7 +82,7 @@ class UserAdmin(CascadesReadOnly, admin.ModelAdmin):
     @admin.display(description="sessions", ordering="session_total")
     def session_count(self, obj: User) -> str:
         url = reverse("admin:accounts_session_changelist") + f"?{UserFilter.parameter_name}={obj.pk}"
-        return format_html('<a href="{}">{}</a>', url, obj.session_total)
+        return format_html('<a href="{}">{}</a>', url, obj.session_total)  # type: ignore[attr-defined]  # annotated by get_queryset
 
     @admin.display(description="password")
     def password_algorithm(self, obj: User) -> str:

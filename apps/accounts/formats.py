@@ -1,4 +1,4 @@
-"""Older response formats of the account models (see ``apps.core.formats``), as Appwrite's
+"""Older response formats of the account models (see ``apps.core.http.formats``), as Appwrite's
 response filters shape them.
 
 * Below 1.9.0 (V21): User/Account without ``impersonator``, ``impersonatorUserId``; nor the
@@ -9,7 +9,7 @@ response filters shape them.
 
 from __future__ import annotations
 
-from apps.core import formats
+from apps.core.http import formats
 
 
 def register() -> None:

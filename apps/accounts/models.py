@@ -10,7 +10,7 @@ from apps.projects.models import Project
 class User(models.Model):
     """A project's user. ``email`` is stored lower-cased (``""`` for anonymous users) and is
     unique per project, like ``phone`` (E.164, ``""`` for none); ``password`` is a Django hasher
-    string (``""`` = no password; imported algorithms in ``apps.accounts.hashers``)."""
+    string (``""`` = no password; imported algorithms in ``apps.accounts.passwords.hashers``)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="users")
     uid = models.CharField("user ID", max_length=36)
@@ -197,6 +197,16 @@ class OAuthProvider(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider} ({self.project.uid})"
+
+    def clean(self) -> None:
+        """The tenant's form (every writer runs this: the API through ``full_clean``, the admin's form)."""
+        from django.core.exceptions import ValidationError
+
+        from apps.accounts.oauth2.providers import tenant_problem
+
+        problem = tenant_problem(self.tenant)
+        if problem:
+            raise ValidationError({"tenant": problem})
 
     def set_client_secret(self, plain: str) -> None:
         """Store ``plain`` encrypted (``""`` clears it)."""

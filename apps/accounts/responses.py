@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from apps.core.db import as_bool, as_dt, as_json
-from apps.core.timefmt import iso
+from apps.core.domain.timefmt import iso
+from apps.core.drivers.db import as_bool, as_dt, as_json
 
 
 def _clear(token: str | None) -> str:
@@ -20,7 +20,8 @@ def _clear(token: str | None) -> str:
 
 def user_model(row: dict) -> dict:
     """The Appwrite ``User`` JSON for a user row. ``prefs`` and ``targets`` are always sent
-    (the Python SDK fails without ``prefs``; ``null`` fails for non-optional lists)."""
+    (the Python SDK fails without ``prefs``; ``null`` fails for non-optional lists);
+    ``targets`` is ``[]`` until :func:`with_targets` fills it."""
     return {
         "$id": row["uid"],
         "$createdAt": iso(as_dt(row["created_at"])),
@@ -39,6 +40,23 @@ def user_model(row: dict) -> dict:
         "targets": [],
         "accessedAt": iso(as_dt(row["accessed_at"])),
     }
+
+
+async def with_targets(ctx, models: list[dict], rows: list[dict]) -> list[dict]:
+    """Fill the ``targets`` of the User ``models`` built from ``rows`` with the users' messaging
+    targets (Appwrite's User model carries them), in one query for all of them; returns
+    ``models``."""
+    from apps.messaging.api.targets import user_targets
+
+    found = await user_targets(ctx, rows)
+    for model, row in zip(models, rows, strict=True):
+        model["targets"] = found[row["id"]]
+    return models
+
+
+async def full_user_model(ctx, row: dict) -> dict:
+    """:func:`user_model` of one user with its targets (from the read cache, or one query)."""
+    return (await with_targets(ctx, [user_model(row)], [row]))[0]
 
 
 def session_model(row: dict, *, user_uid: str, current_id: int | None, secret: str = "") -> dict:

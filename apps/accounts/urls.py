@@ -1,7 +1,8 @@
 """The account routes: one declaration per endpoint."""
 
-from apps.accounts.api import account, identities, lifecycle, mfa, oauth2, sessions, tokens, users_mfa
+from apps.accounts.api import account, identities, lifecycle, mfa, oauth2, sessions, tokens
 from apps.accounts.api import inputs as i
+from apps.accounts.api.manage import mfa as users_mfa
 from apps.core.http.endpoint import Endpoint
 
 S = "/account/sessions/{sessionId}"

@@ -5,8 +5,8 @@ audit app); identities and MFA (``urls.py``). Messaging targets are not implemen
 (docs/users-and-teams.md).
 """
 
-from apps.accounts.api import users as u
-from apps.accounts.api import users_inputs as i
+from apps.accounts.api.manage import inputs as i
+from apps.accounts.api.manage import users as u
 from apps.core.http.endpoint import Endpoint
 
 U = "/users/{userId}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from django import forms
 from django.contrib import admin
 from django.db.models import Q
 from django.template.defaultfilters import filesizeformat
@@ -78,3 +79,28 @@ class HidesTrashProject:
         if db_field.related_model._meta.label == "projects.Project":
             kwargs["queryset"] = db_field.related_model.objects.filter(NOT_TRASH)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+class LabelledInlineForm(forms.ModelForm):
+    """A tabular inline's form whose inputs name themselves (``aria-label`` = the field's label):
+    Django's tabular inlines put the labels in the table's header only, so screen readers (and
+    axe-core's "Form elements must have labels", critical) find none on the inputs."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.widget.attrs.setdefault("aria-label", str(field.label))
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """A model shown to operators but written only by the API, the worker or the server itself
+    (audit entries, function records, the request log): no add, change or delete here."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

@@ -9,7 +9,7 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 
 from apps.adminsite import throttle
-from apps.core import permissions
+from apps.core.domain import permissions
 from apps.core.errors import AppwriteError
 
 
@@ -50,7 +50,7 @@ class LinesField(forms.CharField):
 
 class PermissionsField(LinesField):
     """Permission strings such as ``read("any")``, one a line, checked and normalised like the
-    API's ``permissions`` parameter (``apps.core.permissions.normalize``: ``write`` expands to the
+    API's ``permissions`` parameter (``apps.core.domain.permissions.normalize``: ``write`` expands to the
     ``actions`` given). Raises ``ValidationError`` with the API's message for a bad line."""
 
     def __init__(self, *, actions: tuple[str, ...], **kwargs):

@@ -49,5 +49,16 @@ class ProductAdminSite(AdminSite):
             response["Retry-After"] = str(refusal.retry_after)
         return response
 
+    def get_urls(self):
+        """Django's admin pages plus the operator pages (:mod:`apps.adminsite.operators`)."""
+        from apps.adminsite import operators
+
+        return operators.urls(self) + super().get_urls()
+
     def index(self, request, extra_context=None):
-        return super().index(request, {"server": health.snapshot(), **(extra_context or {})})
+        from apps.adminsite.background import THRESHOLD
+
+        return super().index(request, {"server": health.snapshot(), "threshold": THRESHOLD,
+                                       "heartbeat": f"{settings.TASKS_HEARTBEAT:g}",
+                                       "timeout": f"{settings.TASKS_WORKER_TIMEOUT:g}",
+                                       "request_log_on": settings.REQUEST_LOG, **(extra_context or {})})

@@ -3,7 +3,7 @@ IP and per username, on the API's own limiter.
 
 Rule ``admin.login`` of :mod:`apps.abuse.rules` (default 10 failed sign-ins per 15 minutes, per
 counter; tuned with ``ABUSE_LIMITS`` / ``ABUSE_LIMIT_MULTIPLIER``, off with ``ABUSE_ENABLED=false``
-or a limit of 0). The counters live where the API's do (:func:`apps.core.kv.get_kv`: Redis with
+or a limit of 0). The counters live where the API's do (:func:`apps.core.drivers.kv.get_kv`: Redis with
 ``REDIS_URL``, this process's memory otherwise), keyed by :func:`apps.abuse.services.counter_key`.
 The client IP is :func:`apps.core.http.clientip.client_ip` (``TRUSTED_PROXIES``).
 
@@ -29,9 +29,9 @@ from django.conf import settings
 
 from apps.abuse.rules import Rule, rule_get
 from apps.abuse.services import counter_key, retry_after_unavailable, store_hits
+from apps.core.drivers.kv import get_kv
+from apps.core.drivers.runtime import run_sync
 from apps.core.http.clientip import client_ip
-from apps.core.kv import get_kv
-from apps.core.runtime import run_sync
 
 RULE = "admin.login"
 # Counter scope: where the API puts a project ID. Project IDs never start with "_", so the

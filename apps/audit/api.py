@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apps.accounts.users_selectors import user_require
+from apps.accounts.selectors.users import user_require
 from apps.audit.responses import log_model
 from apps.audit.selectors import log_list, page_of
 from apps.core.http.context import json_response

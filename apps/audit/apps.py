@@ -10,6 +10,6 @@ class AuditConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.audit.services import on_writes
-        from apps.core import events
+        from apps.core.domain import events
 
         events.subscribe(on_writes)

@@ -42,8 +42,8 @@ def describe(user_agent: str) -> dict[str, str]:
 
 def country(ip: str) -> tuple[str, str]:
     """``(countryCode, countryName)`` of an IP address from the offline database named by
-    ``GEOIP_DATABASE`` (``apps.core.geo``); ``("--", "Unknown")`` without one or for an address
+    ``GEOIP_DATABASE`` (``apps.core.domain.geo``); ``("--", "Unknown")`` without one or for an address
     it cannot place, as Appwrite answers."""
-    from apps.core.geo import country_of
+    from apps.core.domain.geo import country_of
 
     return country_of(ip)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from apps.audit.clients import country, describe
-from apps.core.db import as_dt
-from apps.core.timefmt import iso
+from apps.core.domain.timefmt import iso
+from apps.core.drivers.db import as_dt
 
 
 def log_model(row: dict) -> dict:

@@ -1,8 +1,11 @@
 """Writing the audit log: the core write-event subscriber (``AuditConfig.ready``).
 
 A writer names the audit event of a committed write in ``WriteEvent.extra["audit"]``
-(Appwrite's route label ``audits.event``: ``session.create``, ``user.update``...) and the user
-the entry belongs to in ``ids["userId"]``. One ``INSERT ... SELECT`` per announced batch, after
+(Appwrite's route label ``audits.event``: ``session.create``, ``user.update``...), the user
+the entry belongs to in ``ids["userId"]`` and, optionally, what it touched in
+``extra["audit_resource"]`` (Appwrite's ``audits.resource``: ``provider/<id>``...; by default
+``team/<teamId>`` or ``user/<userId>``). An event with a resource and no user (a messaging write
+made with an API key) is logged without one. One ``INSERT ... SELECT`` per announced batch, after
 the write committed: reads never write, and row reads and lists never reach this code.
 """
 
@@ -10,8 +13,8 @@ from __future__ import annotations
 
 import logging
 
-from apps.core.db import now
-from apps.core.events import WriteEvent
+from apps.core.domain.events import WriteEvent
+from apps.core.drivers.db import now
 
 log = logging.getLogger("apps.audit")
 
@@ -33,7 +36,7 @@ def actor(ctx, subject_uid: str) -> tuple[str, str, str, str]:
 
 async def on_writes(ctx, events: list[WriteEvent]) -> None:
     """Append a log entry for each event that names one (see the module docstring)."""
-    entries = [e for e in events if e.extra.get("audit") and e.ids.get("userId")]
+    entries = [e for e in events if e.extra.get("audit") and (e.ids.get("userId") or e.extra.get("audit_resource"))]
     if not entries or getattr(ctx, "project", None) is None:
         return
     db = ctx.db
@@ -42,16 +45,21 @@ async def on_writes(ctx, events: list[WriteEvent]) -> None:
     agent = ctx.headers.get("user-agent", "")[:512] if hasattr(ctx, "headers") else ""
     selects, params = [], []
     for event in entries:
-        subject = event.ids["userId"]
+        subject = event.ids.get("userId") or ""
         kind, uid, email, name = actor(ctx, subject)
-        resource = f"team/{event.ids['teamId']}" if "teamId" in event.ids else f"user/{subject}"
+        resource = event.extra.get("audit_resource") or (
+            f"team/{event.ids['teamId']}" if "teamId" in event.ids else f"user/{subject}")
+        params.extend([ctx.project["id"], event.extra["audit"], resource, kind, uid])
+        if not subject:  # a write no user owns, made with an API key
+            selects.append("SELECT %s, CAST(NULL AS BIGINT), %s, %s, 'default', %s, %s, %s, %s, %s, %s, %s")
+            params.extend([email, name, ip, agent, ts])
+            continue
         # A guest's entry names the subject: its email and name come from the user row.
         selects.append(
             "SELECT %s, u.id, %s, %s, 'default', %s, %s, "
             + ("u.email, u.name" if kind == "user" and not email and uid == subject else "%s, %s")
             + ", %s, %s, %s FROM accounts_user u WHERE u.project_id = %s AND u.uid = %s"
         )
-        params.extend([ctx.project["id"], event.extra["audit"], resource, kind, uid])
         if not (kind == "user" and not email and uid == subject):
             params.extend([email, name])
         params.extend([ip, agent, ts, ctx.project["id"], subject])

@@ -1,13 +1,14 @@
 """The audit log routes."""
 
-from apps.accounts.api.inputs import IdParam, Strict
+from apps.accounts.api.inputs import IdParam
 from apps.audit import api
 from apps.core.http.endpoint import Endpoint
+from apps.core.http.inputs import LooseBool, Strict
 
 
 class LogsList(Strict):
     queries: list[str] | None = None
-    total: bool = True
+    total: LooseBool = True
 
 
 class UserLogsList(LogsList):

@@ -8,29 +8,30 @@ executor, at most :data:`RENDER_CONCURRENCY` per ASGI process at a time.
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import Annotated, Literal
+from zoneinfo import available_timezones
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import Field, StringConstraints, field_validator
 
-from apps.avatars import favicon, icons, images
+from apps.avatars import favicon, icons, images, screenshot
 from apps.avatars.fetch import FetchRefused, fetch
+from apps.core.domain.imaging import ImageRefused
+from apps.core.drivers.runtime import SYNC, run_blocking
 from apps.core.errors import AppwriteError, invalid_argument
 from apps.core.http.context import Response
-from apps.core.imaging import ImageRefused
-from apps.core.runtime import SYNC, run_blocking
+from apps.core.http.inputs import LooseBool, Strict
 
 RENDER_CONCURRENCY = 2
 _gate: list[asyncio.Semaphore] = []
+# Browsers run beside the renders, not in their slots: a slow page must not hold up initials.
+SCREENSHOT_CONCURRENCY = 2
+_shot_gate: list[asyncio.Semaphore] = []
 ICON_CACHE = "private, max-age=2592000"  # 30 days (Appwrite)
 DRAWN_CACHE = "private, max-age=3888000"  # 45 days (Appwrite: initials, QR)
 
 Side = Annotated[int, Field(ge=0, le=2000)]
 Quality = Annotated[int, Field(ge=-1, le=100)]
 Url = Annotated[str, StringConstraints(min_length=1, max_length=2048)]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class IconParams(Strict):
@@ -50,6 +51,45 @@ class FaviconParams(Strict):
     url: Url
 
 
+class ScreenshotParams(Strict):
+    """Appwrite's ``avatars.getScreenshot`` parameters, ranges and defaults."""
+    url: Url
+    headers: dict[str, str] = {}
+    viewportWidth: Annotated[int, Field(ge=1, le=1920)] = 1280
+    viewportHeight: Annotated[int, Field(ge=1, le=1080)] = 720
+    scale: Annotated[float, Field(ge=0.1, le=3)] = 1
+    theme: Literal["light", "dark"] = "light"
+    userAgent: Annotated[str, StringConstraints(max_length=512)] = ""
+    fullpage: LooseBool = False
+    locale: Annotated[str, StringConstraints(max_length=35, pattern=r"^([A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*)?$")] = ""
+    timezone: str = ""
+    latitude: Annotated[float, Field(ge=-90, le=90)] = 0
+    longitude: Annotated[float, Field(ge=-180, le=180)] = 0
+    accuracy: Annotated[float, Field(ge=0, le=100000)] = 0
+    touch: LooseBool = False
+    permissions: list[str] = []
+    sleep: Annotated[int, Field(ge=0, le=10)] = 0
+    width: Side = 0
+    height: Side = 0
+    quality: Quality = -1
+    output: Literal["", "jpeg", "jpg", "png", "gif", "webp"] = ""
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, value: dict[str, str]) -> dict[str, str]:
+        lowered = {k.lower(): v for k, v in value.items()}
+        if set(lowered) - {"accept", "accept-language"}:
+            raise ValueError("Only Accept and Accept-Language headers are allowed")
+        return lowered
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        if value and value not in available_timezones():
+            raise ValueError("Value must be a valid IANA timezone identifier")
+        return value
+
+
 class InitialsParams(Strict):
     name: Annotated[str, StringConstraints(max_length=128)] = ""
     width: Side = 500
@@ -61,15 +101,16 @@ class QrParams(Strict):
     text: Annotated[str, StringConstraints(min_length=1, max_length=512)]
     size: Annotated[int, Field(ge=1, le=1000)] = 400
     margin: Annotated[int, Field(ge=0, le=10)] = 1
-    download: bool = False
+    download: LooseBool = False
 
 
-async def _render(mode: str, fn, *args):
+async def _render(mode: str, fn, *args, gate: list | None = None, limit: int = RENDER_CONCURRENCY):
     if mode == SYNC:
         return fn(*args)
-    if not _gate:
-        _gate.append(asyncio.Semaphore(RENDER_CONCURRENCY))
-    async with _gate[0]:
+    gate = _gate if gate is None else gate
+    if not gate:
+        gate.append(asyncio.Semaphore(limit))
+    async with gate[0]:
         return await run_blocking(mode, fn, *args)
 
 
@@ -152,6 +193,30 @@ async def get_favicon(ctx):
     except ImageRefused:
         raise AppwriteError("avatar_icon_not_found") from None
     return _png(body, ICON_CACHE)
+
+
+async def get_screenshot(ctx):
+    """A screenshot of the page at ``url`` through headless Chromium (:mod:`apps.avatars.screenshot`),
+    as PNG or ``output``: 503 ``general_service_disabled`` without a browser, 400
+    ``general_feature_unsupported`` for ``fullpage``, 404 ``avatar_remote_url_failed`` for a
+    refused URL or a page that did not render in time."""
+    p = ctx.params
+    url = _url(p.url)
+    if screenshot.browser() is None:
+        raise AppwriteError("general_service_disabled", "Screenshots need a headless browser on the server: "
+                            "install Chromium (Debian: apt-get install chromium) or set AVATARS_SCREENSHOT_BROWSER.")
+    if p.fullpage:
+        raise AppwriteError("general_feature_unsupported", "Full-page screenshots are not supported by this "
+                            "server; the viewport is captured (leave fullpage unset).")
+    try:
+        host, address = await run_blocking(ctx.mode, screenshot.target, url)
+        body = await _render(ctx.mode, screenshot.capture, url, host, address, p, gate=_shot_gate,
+                             limit=SCREENSHOT_CONCURRENCY)
+    except (FetchRefused, screenshot.ShotFailed) as exc:
+        raise AppwriteError("avatar_remote_url_failed", str(exc)) from None
+    except ImageRefused:
+        raise AppwriteError("avatar_remote_url_failed", "The browser's picture could not be read.") from None
+    return _png(body, ICON_CACHE, content_type=screenshot.CONTENT_TYPES[p.output])
 
 
 async def get_initials(ctx):

@@ -100,8 +100,9 @@ def _checked_addresses(host: str, port: int, resolver) -> list[tuple[int, tuple]
     return addresses
 
 
-class _PinnedConnection(http.client.HTTPConnection):
-    """An HTTP connection to a fixed, already-checked socket address."""
+class PinnedConnection(http.client.HTTPConnection):
+    """An HTTP connection to fixed, already-checked socket addresses (``[(family, sockaddr)]``,
+    tried in order); ``Host`` stays ``host``. Also used by webhook deliveries (apps.webhooks)."""
 
     def __init__(self, host, port, sockaddrs, timeout):
         super().__init__(host, port, timeout=timeout)
@@ -123,10 +124,20 @@ class _PinnedConnection(http.client.HTTPConnection):
         raise last or OSError("no address to connect to")
 
 
-class _PinnedTLSConnection(_PinnedConnection):
+class PinnedTLSConnection(PinnedConnection):
+    """:class:`PinnedConnection` over TLS with ``host`` as the server name; ``verify=False``
+    accepts any certificate (a webhook without ``tls``)."""
+
+    def __init__(self, host, port, sockaddrs, timeout, verify: bool = True):
+        super().__init__(host, port, sockaddrs, timeout)
+        self._verify = verify
+
     def connect(self):
         super().connect()
         context = ssl.create_default_context()
+        if not self._verify:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
         self.sock = context.wrap_socket(self.sock, server_hostname=self.host)
 
 
@@ -169,7 +180,7 @@ def _get(scheme, host, port, sockaddrs, parts, deadline) -> _Raw:
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         raise FetchRefused("The remote server took too long.")
-    cls = _PinnedTLSConnection if scheme == "https" else _PinnedConnection
+    cls = PinnedTLSConnection if scheme == "https" else PinnedConnection
     conn = cls(host, port, sockaddrs, timeout=remaining)
     path = parts.path or "/"
     if parts.query:
@@ -177,6 +188,9 @@ def _get(scheme, host, port, sockaddrs, parts, deadline) -> _Raw:
     limit = settings.AVATARS_FETCH_MAX_BYTES
     try:
         conn.request("GET", path, headers={"User-Agent": USER_AGENT, "Accept": "*/*", "Accept-Encoding": "identity"})
+        # getresponse() drops conn.sock when the answer closes the connection (HTTP/1.0,
+        # ``Connection: close``): the response keeps reading from this socket, so hold it here.
+        sock = conn.sock
         response = conn.getresponse()
         declared = response.getheader("Content-Length")
         if declared and declared.isdigit() and int(declared) > limit:
@@ -185,7 +199,9 @@ def _get(scheme, host, port, sockaddrs, parts, deadline) -> _Raw:
         while True:
             if time.monotonic() > deadline:
                 raise FetchRefused("The remote server took too long.")
-            conn.sock.settimeout(max(0.01, deadline - time.monotonic()))
+            if response.isclosed():  # the whole body was read and the socket released
+                break
+            sock.settimeout(max(0.01, deadline - time.monotonic()))
             chunk = response.read1(65536) if hasattr(response, "read1") else response.read(65536)
             if not chunk:
                 break

@@ -1,7 +1,7 @@
 """Drawing the Avatars images (Pillow, segno, resvg). Blocking: call through ``run_blocking``.
 
 Every output is a PNG of at most 2000 x 2000 pixels; every decoded input goes through
-``apps.core.imaging.open_bounded`` with :data:`MAX_SOURCE_PIXELS`, so one request holds a bounded
+``apps.core.domain.imaging.open_bounded`` with :data:`MAX_SOURCE_PIXELS`, so one request holds a bounded
 amount of memory whatever it is sent.
 """
 
@@ -11,7 +11,7 @@ import io
 
 from PIL import Image, ImageDraw, ImageFont, ImageOps
 
-from apps.core.imaging import open_bounded
+from apps.core.domain.imaging import open_bounded
 
 MAX_SOURCE_PIXELS = 16_000_000  # decoded pixels of a remote image (64 MB as RGBA)
 # Appwrite's initials palette; the colour is picked from the initials so a name keeps its colour.
@@ -50,7 +50,7 @@ def render_icon(path: str, width: int, height: int, quality: int) -> bytes:
         with open(path, encoding="utf-8") as fh:
             svg = fh.read()
         raster = bytes(resvg_py.svg_to_bytes(svg_string=svg, width=side or None, skip_system_fonts=True))
-        img = Image.open(io.BytesIO(raster))
+        img: Image.Image = Image.open(io.BytesIO(raster))
         img.load()
     else:
         with open(path, "rb") as fh:
@@ -60,7 +60,7 @@ def render_icon(path: str, width: int, height: int, quality: int) -> bytes:
 
 def render_remote(data: bytes, width: int, height: int) -> bytes:
     """A fetched image, decoded under the pixel budget, fitted and encoded as PNG. Raises
-    ``apps.core.imaging.ImageRefused`` for anything else."""
+    ``apps.core.domain.imaging.ImageRefused`` for anything else."""
     img = open_bounded(data, max_pixels=MAX_SOURCE_PIXELS)
     img = ImageOps.exif_transpose(img)
     return to_png(fit(img, width, height), 80)

@@ -9,16 +9,16 @@ class CoreConfig(AppConfig):
     label = "core"
 
     def ready(self) -> None:
-        from apps.core.db.base import use_fast_json
+        from apps.core.drivers.db.base import use_fast_json
 
         use_fast_json()
-        # Large freed blocks (image previews' pixels) go back to the system (apps.core.runtime).
-        from apps.core.runtime import return_large_blocks
+        # Large freed blocks (image previews' pixels) go back to the system (apps.core.drivers.runtime).
+        from apps.core.drivers.runtime import return_large_blocks
 
         return_large_blocks()
         pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
         if isinstance(pool, dict):  # PostgreSQL: Django's pool drops dead connections at checkout
-            from apps.core.db.faults import check_django_pool
+            from apps.core.drivers.db.faults import check_django_pool
 
             pool.setdefault("check", check_django_pool)
         # The cyclic GC's first-generation threshold (both builds; gunicorn's --preload master
@@ -27,3 +27,13 @@ class CoreConfig(AppConfig):
         # the bulk insert load test: 18.5 -> 15.5 ms CPU per request on ASGI, no change on WSGI.
         if settings.GC_GEN0_THRESHOLD:
             gc.set_threshold(settings.GC_GEN0_THRESHOLD, *gc.get_threshold()[1:])
+        # The request log (REQUEST_LOG): every worker deletes entries past REQUEST_LOG_DAYS, on or
+        # off; an ASGI process writes what it still buffers at lifespan shutdown.
+        from apps.core.http import requestlog
+        from apps.core.tasks.worker import every_heartbeat
+
+        every_heartbeat(requestlog.delete_expired)
+        if requestlog.ENABLED:
+            from apps.core.drivers.runtime import serve_in_background
+
+            serve_in_background(requestlog.start, requestlog.stop)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from apps.core.db import UniqueViolation
+from apps.core.drivers.db import UniqueViolation
 from apps.core.errors import AppwriteError
 
 log = logging.getLogger("apps.databases")

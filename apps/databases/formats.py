@@ -1,4 +1,4 @@
-"""Older response formats of the database models (see ``apps.core.formats``).
+"""Older response formats of the database models (see ``apps.core.http.formats``).
 
 * Below 1.9.0 (Appwrite's V21 filter): ``$sequence`` of rows and documents is an integer, also
   in related rows nested in them.
@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from apps.core import formats
+from apps.core.http import formats
 
 
 def cast_sequence(data: dict) -> dict:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from apps.core.domain.queries import CURSORS, FILTERS, LOGICAL, Query
 from apps.core.errors import AppwriteError
-from apps.core.queries import CURSORS, FILTERS, LOGICAL, Query
 from apps.databases.schema import normalize_datetime
 
 COLUMN_FIELDS = {"key": "string", "type": "string", "size": "integer", "required": "boolean", "array": "boolean",

@@ -1,7 +1,7 @@
 """Databases, tables (collections), columns (attributes), indexes and rows (documents).
 
 Django owns this fixed schema; the /v1 hot path reads and writes it with plain SQL
-(``apps.core.db``). User data lives in ONE rows table keyed by ``(table, row id)``: the user
+(``apps.core.drivers.db``). User data lives in ONE rows table keyed by ``(table, row id)``: the user
 columns in ``data`` (``jsonb`` on PostgreSQL), ``$sequence`` = the bigserial primary key, and the
 read roles in ``read_roles`` (``text[]`` with a GIN index on PostgreSQL, a JSON array on SQLite)
 so a permission-filtered list is an index lookup. User indexes are expression indexes on

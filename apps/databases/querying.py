@@ -1,4 +1,4 @@
-"""Compile parsed Appwrite queries (``apps.core.queries``) into SQL for one listing.
+"""Compile parsed Appwrite queries (``apps.core.domain.queries``) into SQL for one listing.
 
 A :class:`Listing` says what is listed (``FROM`` and base ``WHERE`` over alias ``r``) and how
 attribute names resolve to SQL (:class:`Field`). :func:`plan` turns the queries into a
@@ -16,8 +16,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from apps.core.domain.queries import (
+    CURSORS,
+    DISTANCE,
+    EXTENDED_FILTERS,
+    FILTERS,
+    LOGICAL,
+    ORDERS,
+    SPATIAL,
+    VECTOR,
+    Query,
+)
 from apps.core.errors import AppwriteError
-from apps.core.queries import CURSORS, DISTANCE, EXTENDED_FILTERS, FILTERS, LOGICAL, ORDERS, SPATIAL, VECTOR, Query
 from apps.databases import sql as dialect
 from apps.databases.schema import normalize_datetime
 

@@ -3,8 +3,8 @@ Column/Attribute, ColumnIndex/Index, Row/Document and their lists."""
 
 from __future__ import annotations
 
-from apps.core.db import as_json
-from apps.core.timefmt import iso_stored
+from apps.core.domain.timefmt import iso_stored
+from apps.core.drivers.db import as_json
 from apps.databases.naming import TABLESDB, Naming
 from apps.databases.relations import visible
 from apps.databases.schema import FLOAT_MAX, INT_MAX, INT_MIN, KINDS

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from apps.core.errors import AppwriteError, invalid_argument
 
+MAX_COLUMNS = 1000  # columns of one table (relationship columns on both sides included)
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 FLOAT_MAX = 1.7976931348623157e308
 KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,35}")
@@ -73,7 +74,7 @@ def check_key(key: str, param: str = "key") -> str:
 
 def column_from_row(c: dict) -> dict:
     """Normalise a column row (from SQL or json_agg) into a plain dict."""
-    from apps.core.db import as_bool, as_json
+    from apps.core.drivers.db import as_bool, as_json
 
     return {
         "id": c["id"], "key": c["key"], "kind": c["kind"], "required": as_bool(c["required"]),

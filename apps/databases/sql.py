@@ -171,7 +171,7 @@ _INDEX_FIELDS = ("id", "key", "type", "columns", "orders", "lengths", "created_a
 
 def aggregate(db, table: str, parent: str) -> str:
     """A scalar subquery: the ``table`` rows of table ``parent`` (an SQL expression) as a JSON
-    array, oldest first. On PostgreSQL it is sent as text so that :func:`apps.core.db.as_json`
+    array, oldest first. On PostgreSQL it is sent as text so that :func:`apps.core.drivers.db.as_json`
     decodes it (the driver's own ``json`` loader would turn a large float in a column's spec,
     printed by jsonb without an exponent, into an integer no encoder can write back)."""
     if is_pg(db):

@@ -132,7 +132,7 @@ def clamd_version(address: str, timeout: float) -> tuple[str, bool]:
         with socket.create_connection((host, port), timeout=timeout) as sock:
             sock.settimeout(timeout)
             sock.sendall(b"z" + command + b"\0")
-            chunks = []
+            chunks: list[bytes] = []
             while len(b"".join(chunks)) < 4096:
                 chunk = sock.recv(1024)
                 if not chunk:

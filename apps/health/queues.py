@@ -26,6 +26,12 @@ FAILED_NAMES = {
 }
 
 
+def served() -> tuple[str, ...]:
+    """The :data:`QUEUES` this server runs: those of the background worker (``TASK_QUEUES``).
+    Appwrite's other queues carry work this server does not offer or does within the request."""
+    return tuple(q for q in QUEUES if q in settings.TASK_QUEUES)
+
+
 def no_queues(queue: str) -> tuple[int, int]:
     """The provider in force until a worker exists: every queue empty, nothing failed."""
     return 0, 0

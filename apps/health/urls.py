@@ -2,14 +2,16 @@
 public. Appwrite reserves ``/health/stats`` for its console's root scope; here an API key with
 ``health.read`` is the most privileged caller there is, so it reads the stats too."""
 
+from typing import Any
+
 from apps.core.http.endpoint import Endpoint
 from apps.health import queues
 from apps.health.api import probes, stats, status
 from apps.health.api import queues as q
 
-_S = {"scope": "health.read"}
+_S: dict[str, Any] = {"scope": "health.read"}
 # A probe whose backing service fails answers 500 general_server_error, as Appwrite's do.
-_P = {**_S, "errors": (500,)}
+_P: dict[str, Any] = {**_S, "errors": (500,)}
 
 
 def _queue_route(queue: str) -> Endpoint:

@@ -9,17 +9,17 @@ from __future__ import annotations
 from typing import Annotated
 
 from django.conf import settings
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import StringConstraints
 
-from apps.core.geo import country_of
+from apps.core.domain.geo import country_of
 from apps.core.http.context import Response, json_response
+from apps.core.http.inputs import Strict
 from apps.locale import data
 
 
-class LocaleParams(BaseModel):
-    """Every Locale route takes only the optional ``locale`` (unknown parameters are refused)."""
+class LocaleParams(Strict):
+    """Every Locale route takes only the optional ``locale`` (others are ignored, as Appwrite does)."""
 
-    model_config = ConfigDict(extra="forbid")
     locale: Annotated[str, StringConstraints(max_length=64)] = ""
 
 

@@ -17,9 +17,9 @@ from functools import cache, lru_cache
 import orjson
 from babel import Locale, UnknownLocaleError, numbers
 from babel.core import get_global
-from babel.localedata import locale_identifiers
 
-from apps.core.geo import country_name, unknown_name
+from apps.core.domain.geo import country_name, unknown_name
+from apps.core.domain.mail import locale_identifiers
 
 # Appwrite's seven continent codes -> the CLDR region that names each (UN M49 / CLDR codes).
 CONTINENT_REGIONS = {"AF": "002", "AN": "AQ", "AS": "142", "EU": "150", "NA": "003", "OC": "009", "SA": "005"}
@@ -183,12 +183,6 @@ def languages_body(locale: str) -> bytes:
 def codes_body(locale: str) -> bytes:
     """Locale codes (``en``, ``en-us``, ``pt-br``...): the CLDR locales made of an ISO 639-1
     language and optionally a country, named in ``locale``."""
-    items = []
-    for ident in locale_identifiers():
-        parts = ident.split("_")
-        if len(parts[0]) != 2 or len(parts) > 2 or (len(parts) == 2 and len(parts[1]) != 2):
-            continue
-        name = Locale.parse(ident).get_display_name(locale)
-        items.append({"code": ident.replace("_", "-").lower(), "name": name})
-    items.sort(key=lambda item: item["code"])
+    items = [{"code": ident.replace("_", "-").lower(), "name": Locale.parse(ident).get_display_name(locale)}
+             for ident in locale_identifiers()]
     return _body("localeCodes", items)

@@ -1,9 +1,11 @@
 """The Locale routes: scope ``locale.read`` (guests, users and keys hold it)."""
 
+from typing import Any
+
 from apps.core.http.endpoint import Endpoint
 from apps.locale import api
 
-_S = {"scope": "locale.read", "input": api.LocaleParams}
+_S: dict[str, Any] = {"scope": "locale.read", "input": api.LocaleParams}
 
 endpoints = [
     Endpoint("GET", "/locale", api.locale_get, "locale.get", response="locale", **_S),

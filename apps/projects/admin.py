@@ -1,6 +1,9 @@
 """Projects (with their web platforms) and API keys in the admin.
 
-A key's scopes are checkboxes over ``apps.core.auth.KEY_SCOPES``. A new key is made by
+A project's page also shows its service and protocol switches, each switched through the Project
+service's endpoint (:mod:`apps.adminsite.switch_pages`).
+
+A key's scopes are checkboxes over ``apps.core.http.auth.KEY_SCOPES``. A new key is made by
 ``api_key_create`` (the secret is stored hashed); its secret is shown once, on a page of its
 own with a copy button, right after "Save".
 """
@@ -14,9 +17,9 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from apps.adminsite.deletes import CascadesReadOnly
-from apps.adminsite.display import HidesTrashProject, ProjectFilter, readable_list
+from apps.adminsite.display import HidesTrashProject, LabelledInlineForm, ProjectFilter, readable_list
 from apps.audit.models import Log
-from apps.core.auth import KEY_SCOPES
+from apps.core.http.auth import KEY_SCOPES
 from apps.databases.models import Database, Row, Table
 from apps.projects.models import ApiKey, Platform, Project
 from apps.projects.services import api_key_create, projects_delete
@@ -25,22 +28,28 @@ _SECRET = "apikey-secret-{}"  # session key: the new key's secret, until its pag
 
 
 class PlatformInline(admin.TabularInline):
+    """Web origins (``scheme://host[:port]`` or ``*``) or, for platforms made through the
+    Project service, a host name or a native app's identifier."""
+
     model = Platform
+    form = LabelledInlineForm
     extra = 1
+    fields = ("name", "type", "origin", "hostname", "key")
 
 
 class ProjectForm(forms.ModelForm):
-    """The project's settings as operators can rely on them: phone sign-in is labelled
-    unavailable (this server has no SMS provider: ``POST /account/tokens/phone`` and phone
-    verification answer 503 ``general_phone_disabled`` whatever the switch says)."""
+    """The project's settings as operators can rely on them: phone sign-in says that it needs an
+    SMS provider (``POST /account/tokens/phone`` and phone verification answer 503
+    ``general_phone_disabled`` while the project has no enabled one, whatever the switch says)."""
 
     class Meta:
         model = Project
         fields = ("auth_phone",)  # ProjectAdmin's fieldsets choose the fields shown
-        labels = {"auth_phone": "Phone sign-in (unavailable: no SMS provider)"}
-        help_texts = {"auth_phone": "This server sends no SMS: phone sign-in and phone verification answer "
-                                    "503 whatever this switch says. Turning it off makes them answer 501 "
-                                    "(method disabled) instead."}
+        labels = {"auth_phone": "Phone sign-in (needs an SMS provider)"}
+        help_texts = {"auth_phone": "Codes are texted through the project's first enabled SMS provider "
+                                    "(Messaging); without one, phone sign-in and phone verification answer 503 "
+                                    "whatever this switch says. Turning it off makes them answer 501 (method "
+                                    "disabled) instead."}
 
 
 @admin.register(Project)
@@ -69,6 +78,15 @@ class ProjectAdmin(CascadesReadOnly, admin.ModelAdmin):
                        "memberships_user_phone", "memberships_user_accessed_at"),
             "classes": ("collapse",)}),
     ]
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        """A project's page also lists its service and protocol switches (below its form, each
+        switched by the Project service's own endpoint: :mod:`apps.adminsite.switch_pages`)."""
+        from apps.adminsite.switch_pages import switches
+
+        if obj is not None:
+            context["switches"] = switches(obj)
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     def delete_model(self, request, obj):
         projects_delete([obj.pk])

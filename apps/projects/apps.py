@@ -17,10 +17,10 @@ class ProjectsConfig(AppConfig):
 
 def _key_changed(sender, instance, **kwargs) -> None:
     """A key saved or deleted through the ORM (admin, services, a cascading project delete):
-    every process drops its cached copy once the change commits (apps.core.cache)."""
+    every process drops its cached copy once the change commits (apps.core.drivers.cache)."""
     from django.db import transaction
 
-    from apps.core import cache
+    from apps.core.drivers import cache
     from apps.projects.selectors import key_tag
 
     tag = key_tag(instance.pk)

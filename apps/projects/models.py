@@ -58,6 +58,27 @@ class Project(models.Model):
     memberships_user_id = models.BooleanField("members see user IDs", default=True)
     memberships_user_phone = models.BooleanField("members see phone numbers", default=True)
     memberships_user_accessed_at = models.BooleanField("members see last access", default=False)
+    # Set through the Project service (apps.projects.api): labels, and the project's own SMTP server
+    # (Appwrite's custom SMTP; ``smtp_password`` holds the Fernet token of the password).
+    labels = models.JSONField(default=list, blank=True)
+    smtp_enabled = models.BooleanField("custom SMTP", default=False)
+    smtp_host = models.CharField(max_length=256, blank=True, default="")
+    smtp_port = models.PositiveIntegerField(null=True, blank=True)
+    smtp_username = models.CharField(max_length=256, blank=True, default="")
+    smtp_password = models.TextField(blank=True, default="", editable=False)
+    smtp_secure = models.CharField(max_length=8, blank=True, default="", help_text="'', 'tls' or 'ssl'")
+    smtp_sender_name = models.CharField(max_length=256, blank=True, default="")
+    smtp_sender_email = models.CharField(max_length=320, blank=True, default="")
+    smtp_reply_to_name = models.CharField(max_length=256, blank=True, default="")
+    smtp_reply_to_email = models.CharField(max_length=320, blank=True, default="")
+    # The Project service's service and protocol switches: what is listed here refuses requests
+    # without an API key (apps.core.http.pipeline, apps.realtime.handshake).
+    services_disabled = models.JSONField(
+        "disabled services", default=list, blank=True,
+        help_text="Services that refuse requests without an API key (Appwrite's service IDs, e.g. [\"storage\"]).")
+    protocols_disabled = models.JSONField(
+        "disabled protocols", default=list, blank=True,
+        help_text='Protocols that refuse requests without an API key: "rest", "graphql", "websocket".')
 
     class Meta:
         db_table = "projects_project"
@@ -67,19 +88,52 @@ class Project(models.Model):
 
 
 class Platform(models.Model):
-    """An allowed web origin of a project (Appwrite's web platform), e.g.
-    ``https://app.example.com`` or ``http://localhost:5173``; ``*`` allows any origin."""
+    """A platform of a project. A web platform allows an origin: ``origin`` is
+    ``https://app.example.com``, ``http://localhost:5173`` or ``*`` (any origin) when made by the
+    admin or ``createproject``; one made through the Project service has ``hostname`` (Appwrite's
+    rule: any scheme and port of that host) and an empty ``origin``. Native platforms (``type``
+    android, apple, linux, windows) hold their application identifier in ``key``
+    (``fingerprints``: Android's certificate SHA-256 fingerprints)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="platforms")
-    origin = models.CharField(max_length=255)
+    origin = models.CharField(max_length=255, blank=True, default="")
+    uid = models.CharField("platform ID", max_length=36, blank=True, default="")
+    name = models.CharField(max_length=128, blank=True, default="")
+    type = models.CharField(max_length=16, default="web")
+    hostname = models.CharField(max_length=256, blank=True, default="")
+    key = models.CharField(max_length=256, blank=True, default="")
+    fingerprints = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "projects_platform"
-        constraints = [models.UniqueConstraint(fields=["project", "origin"], name="platform_unique_origin")]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "origin"], condition=~models.Q(origin=""),
+                                    name="platform_unique_origin"),
+            models.UniqueConstraint(fields=["project", "uid"], condition=~models.Q(uid=""),
+                                    name="platform_unique_uid"),
+        ]
         indexes = [models.Index(fields=["origin"], name="platform_origin_idx")]
 
     def __str__(self) -> str:
-        return self.origin
+        return self.origin or self.name
+
+    def save(self, *args, **kwargs):
+        """Give a platform made without an ID (the admin's inline) a fresh one; keep the times."""
+        from django.utils import timezone
+
+        from apps.core.domain.ids import unique_id
+
+        if not self.uid:
+            self.uid = unique_id()
+            self.name = self.name or (self.origin or self.hostname)[:128]
+        now = timezone.now()
+        self.created_at = self.created_at or now
+        self.updated_at = now
+        if kwargs.get("update_fields") is not None:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "updated_at"}
+        super().save(*args, **kwargs)
 
 
 class ApiKey(models.Model):
@@ -89,6 +143,9 @@ class ApiKey(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="keys")
     uid = models.CharField("key ID", max_length=36)
     name = models.CharField(max_length=128)
+    description = models.CharField(max_length=256, blank=True, default="")
+    # An ephemeral key (POST /v1/project/keys/ephemeral): short-lived, hidden from the key list.
+    ephemeral = models.BooleanField(default=False)
     scopes = models.JSONField(default=list)
     secret_hash = models.CharField(max_length=64, unique=True, editable=False)
     expire = models.DateTimeField(null=True, blank=True)
@@ -103,3 +160,49 @@ class ApiKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.uid})"
+
+
+class Variable(models.Model):
+    """A project variable (Appwrite's project-level ``variables``): ``key``/``value`` text; a
+    ``secret`` one is never shown again through the API (its value reads as empty)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="variables")
+    uid = models.CharField("variable ID", max_length=36)
+    key = models.CharField(max_length=255)
+    value = models.TextField(blank=True, default="")
+    secret = models.BooleanField(default=True)
+    description = models.CharField(max_length=256, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "projects_variable"
+        constraints = [models.UniqueConstraint(fields=["project", "uid"], name="variable_unique_uid"),
+                       models.UniqueConstraint(fields=["project", "key"], name="variable_unique_key")]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class MailTemplate(models.Model):
+    """A project's own version of one mail (``template_id``: Appwrite's ``verification``,
+    ``magicSession``, ``recovery``...) in one ``locale``; empty fields keep the server's text."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="mail_templates")
+    template_id = models.CharField(max_length=32)
+    locale = models.CharField(max_length=16)
+    subject = models.CharField(max_length=256, blank=True, default="")
+    message = models.TextField(blank=True, default="")
+    sender_name = models.CharField(max_length=256, blank=True, default="")
+    sender_email = models.CharField(max_length=320, blank=True, default="")
+    reply_to_email = models.CharField(max_length=320, blank=True, default="")
+    reply_to_name = models.CharField(max_length=256, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "projects_mailtemplate"
+        constraints = [models.UniqueConstraint(fields=["project", "template_id", "locale"],
+                                               name="mailtemplate_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.template_id} ({self.locale})"

@@ -1,4 +1,4 @@
-"""Reads for projects, origins and API keys on the /v1 hot path (raw SQL, see apps.core.db).
+"""Reads for projects, origins and API keys on the /v1 hot path (raw SQL, see apps.core.drivers.db).
 
 The pipeline calls :func:`project_resolve` and :func:`origin_allowed` through the
 ``V1_PROJECT_RESOLVER`` and ``V1_ORIGIN_CHECKER`` settings.
@@ -10,7 +10,7 @@ import time
 
 from django.conf import settings
 
-from apps.core.db import as_dt
+from apps.core.drivers.db import as_dt
 
 # project uid -> (row, monotonic expiry). Every /v1 request resolves its project; projects change
 # only through the admin and the management commands, so a found project is kept for
@@ -25,14 +25,17 @@ _PROJECT_COLUMNS = (
     "auth_password_dictionary, auth_password_min_length, auth_personal_data_check, auth_session_alerts, "
     "auth_invalidate_sessions, auth_mock_numbers, auth_email_password, auth_magic_url, auth_email_otp, "
     "auth_anonymous, auth_invites, auth_jwt, auth_phone, memberships_user_name, memberships_user_email, "
-    "memberships_mfa, memberships_user_id, memberships_user_phone, memberships_user_accessed_at"
+    "memberships_mfa, memberships_user_id, memberships_user_phone, memberships_user_accessed_at, smtp_enabled, "
+    "services_disabled, protocols_disabled"
 )
 
 
 async def project_resolve(ctx, project_uid: str) -> dict | None:
     """The project row for a public project ID, or ``None``: ``id``, ``uid``, ``name`` and the
     authentication settings (``auth_*``, ``memberships_*`` columns of
-    :class:`apps.projects.models.Project`; booleans as ``bool``, ``auth_mock_numbers`` decoded)."""
+    :class:`apps.projects.models.Project`; booleans as ``bool``, ``auth_mock_numbers`` decoded),
+    ``smtp_enabled`` (the project sends its mail itself) and ``services_disabled`` /
+    ``protocols_disabled`` (frozensets of the Project service's switched-off IDs)."""
     if len(project_uid) > 36 or project_uid.startswith("~"):  # "~trash" holds deleted resources
         return None
     ttl = settings.PROJECT_CACHE_TTL
@@ -51,19 +54,29 @@ async def project_resolve(ctx, project_uid: str) -> dict | None:
     return row
 
 
+def forget_projects(project_uids: list[str]) -> None:
+    """Drop this process's cached copies of these projects (deleted ones): here they are unknown
+    at once, in other processes once their copy expires (``PROJECT_CACHE_TTL``)."""
+    for uid in project_uids:
+        _projects.pop(uid, None)
+
+
 def _decode_settings(row: dict) -> None:
-    from apps.core.db import as_json
+    from apps.core.drivers.db import as_json
 
     for name in _BOOLEANS:
         row[name] = bool(row[name])  # SQLite returns 0/1
     row["auth_mock_numbers"] = as_json(row["auth_mock_numbers"]) or []
+    # what refuses key-less requests (apps.core.http.pipeline): sets, empty for nearly every project
+    row["services_disabled"] = frozenset(as_json(row["services_disabled"]) or ())
+    row["protocols_disabled"] = frozenset(as_json(row["protocols_disabled"]) or ())
 
 
 _BOOLEANS = frozenset({
     "auth_password_dictionary", "auth_personal_data_check", "auth_session_alerts", "auth_invalidate_sessions",
     "auth_email_password", "auth_magic_url", "auth_email_otp", "auth_anonymous", "auth_invites", "auth_jwt",
     "auth_phone", "memberships_user_name", "memberships_user_email", "memberships_mfa", "memberships_user_id",
-    "memberships_user_phone", "memberships_user_accessed_at",
+    "memberships_user_phone", "memberships_user_accessed_at", "smtp_enabled",
 })
 
 
@@ -75,23 +88,36 @@ def session_duration(project: dict) -> int:
 async def origin_allowed(ctx, origin: str, project: dict | None) -> bool:
     """True when ``origin`` is registered on ``project`` (or on any project when ``None``).
 
-    A registered ``*`` allows every origin of that project.
+    A registered ``*`` allows every origin of that project; a web platform's ``hostname`` allows
+    that host under any scheme and port.
     """
     origin = origin.rstrip("/")
+    host = _host_of(origin)
+    match = "(origin = %s OR origin = '*' OR (type = 'web' AND hostname IN (%s, '*')))"
     if project is None:
-        row = await ctx.db.fetchone(
-            "SELECT 1 AS ok FROM projects_platform WHERE origin = %s OR origin = '*' LIMIT 1", (origin,)
-        )
+        row = await ctx.db.fetchone(f"SELECT 1 AS ok FROM projects_platform WHERE {match} LIMIT 1", (origin, host))
     else:
         row = await ctx.db.fetchone(
-            "SELECT 1 AS ok FROM projects_platform WHERE project_id = %s AND (origin = %s OR origin = '*') LIMIT 1",
-            (project["id"], origin),
+            f"SELECT 1 AS ok FROM projects_platform WHERE project_id = %s AND {match} LIMIT 1",
+            (project["id"], origin, host),
         )
     return row is not None
 
 
+def _host_of(origin: str) -> str:
+    """The host name of an origin (``https://app.example.com:8443`` -> ``app.example.com``), or a
+    value no platform has (a space) when it has none: a platform made through the Project
+    service allows its ``hostname`` under any scheme and port (Appwrite's web platform rule)."""
+    from urllib.parse import urlsplit
+
+    try:
+        return (urlsplit(origin).hostname or "").lower() or " "
+    except ValueError:
+        return " "
+
+
 def key_tag(key_id: int) -> str:
-    """The cache tag of everything derived from API key ``key_id`` (apps.core.cache)."""
+    """The cache tag of everything derived from API key ``key_id`` (apps.core.drivers.cache)."""
     return f"apikey:{key_id}"
 
 
@@ -100,7 +126,7 @@ async def api_key_get(ctx, project_id: int, secret_hash: str) -> dict | None:
 
     ``scopes`` is decoded; ``expire`` is an aware datetime or ``None``.
     """
-    from apps.core.db import as_json
+    from apps.core.drivers.db import as_json
 
     row = await ctx.db.fetchone(
         "SELECT id, uid, name, scopes, expire FROM projects_apikey WHERE secret_hash = %s AND project_id = %s",

@@ -8,8 +8,8 @@ import secrets
 
 from django.db import IntegrityError, transaction
 
-from apps.core.auth import KEY_SCOPES
-from apps.core.ids import is_valid_id, unique_id
+from apps.core.domain.ids import is_valid_id, unique_id
+from apps.core.http.auth import KEY_SCOPES
 from apps.projects.models import ApiKey, Platform, Project
 
 
@@ -103,7 +103,7 @@ def project_create(*, project_id: str, name: str = "", origins: list[str] = (), 
         with transaction.atomic():
             project = Project.objects.create(uid=project_id, name=name or project_id, **auth)
             for origin in dict.fromkeys(origins):
-                Platform.objects.create(project=project, origin=origin.rstrip("/"))
+                _add_origin(project, origin)
     except IntegrityError:
         raise ProjectError(f"project {project_id!r} already exists") from None
     return project
@@ -123,8 +123,15 @@ def project_ensure(*, project_id: str, name: str = "", origins: list[str] = (), 
     if bad:
         raise ProjectError(f"invalid origin {bad[0]!r}: expected scheme://host[:port] or *")
     for origin in dict.fromkeys(origins):
-        Platform.objects.get_or_create(project=project, origin=origin.rstrip("/"))
+        if not Platform.objects.filter(project=project, origin=origin.rstrip("/")).exists():
+            _add_origin(project, origin)
     return project
+
+
+def _add_origin(project: Project, origin: str) -> Platform:
+    """A web platform allowing ``origin`` (``scheme://host[:port]`` or ``*``), named after it."""
+    origin = origin.rstrip("/")
+    return Platform.objects.create(project=project, origin=origin, uid=unique_id(), name=origin[:128], type="web")
 
 
 def api_key_create(
@@ -154,19 +161,24 @@ def projects_delete(project_pks: list[int]) -> None:
     with their tables and rows (a database-level cascade), keys and platforms. The SQL indexes
     behind the tables' user indexes are dropped first (no API delete would leave them), and once
     the transaction has committed the files' bytes (and unfinished uploads' parts) are removed
-    from the storage backend, as the storage worker does for a deleted bucket."""
-    from apps.core.db import get_database
-    from apps.core.runtime import run_sync
+    from the storage backend, as the storage worker does for a deleted bucket, and this process
+    forgets its cached copies of the projects (other processes keep theirs at most
+    ``PROJECT_CACHE_TTL`` seconds)."""
+    from apps.core.drivers.db import get_database
+    from apps.core.drivers.runtime import run_sync
     from apps.databases.models import Table
     from apps.databases.services import ddl
+    from apps.projects.selectors import forget_projects
     from apps.storage.models import File
 
     with transaction.atomic():
         tables = list(Table.objects.filter(database__project_id__in=project_pks).values_list("id", flat=True))
         run_sync(ddl.drop_all(get_database("sync"), tables))
         files = list(File.objects.filter(bucket__project_id__in=project_pks).values_list("id", "key", "status"))
+        uids = list(Project.objects.filter(pk__in=project_pks).values_list("uid", flat=True))
         Project.objects.filter(pk__in=project_pks).delete()
         transaction.on_commit(lambda: _remove_bytes(files))
+        transaction.on_commit(lambda: forget_projects(uids))
 
 
 def _remove_bytes(files: list[tuple[int, str, str]]) -> None:

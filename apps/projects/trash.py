@@ -14,7 +14,7 @@ first delete creates it again.
 
 from __future__ import annotations
 
-from apps.core.runtime import run_blocking
+from apps.core.drivers.runtime import run_blocking
 
 TRASH_UID = "~trash"
 

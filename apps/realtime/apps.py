@@ -9,8 +9,8 @@ class RealtimeConfig(AppConfig):
     label = "realtime"
 
     def ready(self) -> None:
-        from apps.core import events
-        from apps.core.runtime import serve_in_background
+        from apps.core.domain import events
+        from apps.core.drivers.runtime import serve_in_background
         from apps.realtime.outbox import record, start_relay, stop_relay
         from apps.realtime.publisher import on_writes
 

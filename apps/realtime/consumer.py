@@ -15,7 +15,7 @@ One :class:`Connection` per socket, a member of its project in the process's
   and subscriptions (``delivery.py``) and sends the frames.
 
 On exit the connection leaves the hub, also on ``CancelledError``. All I/O is async-native
-(apps.core.db's async drivers, the pipelined Redis client, redis-py's asyncio client for the
+(apps.core.drivers.db's async drivers, the pipelined Redis client, redis-py's asyncio client for the
 stream): nothing runs on asgiref's single shared thread, where one slow call would stall every
 socket.
 """
@@ -31,9 +31,9 @@ import orjson
 from django.conf import settings
 
 from apps.accounts.responses import user_model
-from apps.core.auth import Auth
+from apps.core.domain.channels import rewrite_account
+from apps.core.http.auth import Auth
 from apps.realtime import messages
-from apps.realtime.channels import rewrite_account
 from apps.realtime.delivery import MESSAGE_TYPE, Subscription, frames_for
 from apps.realtime.handshake import (
     TOO_MANY,

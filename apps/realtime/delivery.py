@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from apps.core.events import WriteEvent
-from apps.core.queries import Query
-from apps.realtime.channels import document_payload, family_names
+from apps.core.domain.channels import PUBLISHED, document_payload, family_names, read_roles_for
+from apps.core.domain.events import WriteEvent
+from apps.core.domain.queries import Query
+from apps.core.domain.timefmt import iso
+from apps.core.drivers.db import now
 from apps.realtime.filters import matches
 
 MESSAGE_TYPE = "rt.event"
@@ -47,7 +49,7 @@ class Subscription:
 def build_message(event: WriteEvent, roles: list[str], timestamp: str) -> dict:
     """The published message for ``event`` (JSON-safe plain data): the event itself, not
     its channels and event names. Those are a pure function of the event
-    (:func:`~apps.realtime.channels.family_names`), derived at delivery once per event per
+    (:func:`~apps.core.domain.channels.family_names`), derived at delivery once per event per
     process; publishing them made a bulk write of 100 rows build and send 4,400 event names."""
     body = {"resource": event.resource, "action": event.action, "ids": event.ids, "payload": event.payload}
     detail = event.extra.get("detail")
@@ -109,3 +111,19 @@ def frames_for(message: dict, subscriptions: dict[str, Subscription], legacy: fr
             },
         }))
     return frames
+
+
+def message_for(event: WriteEvent, timestamp: str | None = None) -> dict | None:
+    """The message for ``event``, or ``None`` when it is not published.
+    ``timestamp`` (ISO-8601) defaults to now."""
+    needed = PUBLISHED.get(event.resource)
+    if needed is None:
+        return None
+    if any(key not in event.ids for key in needed):  # caught here, not in every receiving socket
+        log.warning("%s event without the ids %s is not published", event.resource, needed)
+        return None
+    roles = read_roles_for(event)
+    if roles is None:
+        log.warning("%s event without extra['read_roles'] is delivered to nobody", event.resource)
+        roles = []
+    return build_message(event, roles, timestamp or iso(now()))

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from apps.core.domain.queries import FILTERS, LOGICAL, Query, parse_queries
 from apps.core.errors import AppwriteError
-from apps.core.queries import FILTERS, LOGICAL, Query, parse_queries
 
 
 def compile_queries(raw: Any) -> list[Query]:

@@ -2,7 +2,7 @@
 
 The handshake builds a :class:`~apps.core.http.context.RequestContext` from the ASGI scope and
 reuses what /v1 requests use: ``apps.projects.selectors.project_resolve``/``origin_allowed``,
-``apps.core.http.cors.same_origin`` and ``apps.accounts.authn.authenticate``. Credentials:
+``apps.core.http.cors.same_origin`` and ``apps.accounts.credentials.authn.authenticate``. Credentials:
 cookie ``a_session_<project>`` (and ``_legacy``), ``X-Appwrite-Session``, ``X-Fallback-Cookies``, or the ``jwt`` query parameter
 (sent as ``X-Appwrite-JWT``). API keys are not a realtime credential and are ignored.
 
@@ -19,15 +19,15 @@ from urllib.parse import parse_qsl
 
 from django.conf import settings
 
-from apps.accounts.authn import authenticate, more_factors_required
-from apps.core.auth import Auth
-from apps.core.db import get_database
+from apps.accounts.credentials.authn import authenticate, more_factors_required
+from apps.core.drivers.db import get_database
+from apps.core.drivers.kv import KVUnavailable, get_kv
 from apps.core.errors import AppwriteError, unregistered_client
 from apps.core.http import cors, hosts
+from apps.core.http.auth import Auth
 from apps.core.http.clientip import client_ip, client_scheme
 from apps.core.http.context import RequestContext
 from apps.core.http.pipeline import project_id_of
-from apps.core.kv import KVUnavailable, get_kv
 from apps.projects.selectors import origin_allowed, project_resolve
 
 log = logging.getLogger("apps.realtime")
@@ -128,5 +128,8 @@ async def handshake(scope: dict) -> Handshake:
         auth = await resolve_auth(ctx, credential_headers(ctx))
     except AppwriteError as err:
         raise HandshakeError(POLICY_VIOLATION, err.message) from None
+    if "websocket" in project.get("protocols_disabled", ()) and not auth.is_key:
+        # the Project service switched the websocket protocol off (Appwrite: general_api_disabled)
+        raise HandshakeError(POLICY_VIOLATION, AppwriteError("general_api_disabled").message)
     channels = [value for name, value in ctx.query if name in ("channels[]", "channels") and value]
     return Handshake(ctx=ctx, auth=auth, channels=channels)

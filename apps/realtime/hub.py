@@ -183,7 +183,7 @@ class Hub:
     async def _check_trimmed(self, client, key: str) -> None:
         """Warn when the entry after ``last_id`` may be gone (trimmed, or Redis restarted
         without persistence): the stream's oldest entry is later than ``last_id``."""
-        if self.last_id == "0-0":  # nothing was ever read: nothing can have been missed
+        if self.last_id in (None, "0-0"):  # nothing was ever read: nothing can have been missed
             return
         oldest = await client.xrange(key, count=1)
         if oldest and _after(oldest[0][0].decode(), self.last_id):

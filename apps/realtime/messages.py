@@ -14,9 +14,9 @@ import orjson
 from django.conf import settings
 
 from apps.accounts.responses import user_model
+from apps.core.domain.channels import rewrite_account
+from apps.core.domain.ids import unique_id
 from apps.core.errors import AppwriteError
-from apps.core.ids import unique_id
-from apps.realtime.channels import rewrite_account
 from apps.realtime.delivery import Subscription
 from apps.realtime.filters import compile_queries
 from apps.realtime.handshake import FORMAT_INVALID, resolve_auth

@@ -5,7 +5,7 @@ nothing kept it). Now an event is on the stream or in the ``realtime_outbox`` ta
 (:class:`~apps.realtime.models.OutboxEvent`) before the write is answered:
 
 * A write with a transaction records its events in it (:func:`record`, via
-  ``apps.core.events.record``): one ``INSERT`` of its outbox rows, committed with the write or
+  ``apps.core.domain.events.record``): one ``INSERT`` of its outbox rows, committed with the write or
   not at all. After the commit the publisher adds them to the stream and hands their row IDs
   to this process's :class:`Relay`, which deletes them in batches (WSGI: at once).
 * A write without a transaction (one autocommitted statement) adds its events to the stream
@@ -46,10 +46,11 @@ from dataclasses import dataclass
 import orjson
 from django.conf import settings
 
-from apps.core.db import as_dt, get_database, now
-from apps.core.events import WriteEvent
-from apps.core.kv import KVUnavailable, get_kv
-from apps.core.timefmt import iso
+from apps.core.domain.events import WriteEvent
+from apps.core.domain.timefmt import iso
+from apps.core.drivers.db import as_dt, get_database, now
+from apps.core.drivers.kv import KVUnavailable, get_kv
+from apps.realtime.delivery import message_for
 from apps.realtime.hub import stream_key
 
 log = logging.getLogger("apps.realtime")
@@ -82,8 +83,6 @@ def project_uid(ctx, event: WriteEvent) -> str:
 
 def entry_for(ctx, event: WriteEvent, timestamp: str) -> Entry | None:
     """The stream entry of ``event`` with a new event ID, or ``None`` when it is not published."""
-    from apps.realtime.publisher import message_for
-
     message = message_for(event, timestamp)
     if message is None:
         return None
@@ -123,7 +122,7 @@ async def store(db, entries: list[Entry]) -> None:
 
 
 async def record(ctx, tx, events: list[WriteEvent]) -> None:
-    """The ``apps.core.events`` recorder: store the published events of ``events`` in the
+    """The ``apps.core.domain.events`` recorder: store the published events of ``events`` in the
     outbox inside the write's transaction ``tx`` and keep each one's entry on the event."""
     if not settings.REDIS_URL:
         return

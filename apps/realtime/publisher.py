@@ -1,8 +1,8 @@
 """Publishing committed writes to realtime subscribers.
 
-:func:`on_writes` is subscribed to ``apps.core.events`` (see ``apps.py``), and
+:func:`on_writes` is subscribed to ``apps.core.domain.events`` (see ``apps.py``), and
 ``apps.realtime.outbox.record`` records events inside writes' transactions. Each
-:class:`~apps.core.events.WriteEvent` becomes one message (``delivery.build_message``) for the
+:class:`~apps.core.domain.events.WriteEvent` becomes one message (``delivery.build_message``) for the
 sockets of the event's project:
 
 * with ``REDIS_URL``: one ``XADD`` per event to the deployment's event stream
@@ -22,32 +22,15 @@ import logging
 
 from django.conf import settings
 
-from apps.core.db import now
-from apps.core.events import WriteEvent
-from apps.core.kv import get_kv
-from apps.core.timefmt import iso
+from apps.core.domain.events import WriteEvent
+from apps.core.domain.timefmt import iso
+from apps.core.drivers.db import now
+from apps.core.drivers.kv import get_kv
 from apps.realtime import outbox
-from apps.realtime.channels import PUBLISHED, read_roles_for
-from apps.realtime.delivery import build_message
+from apps.realtime.delivery import message_for
 from apps.realtime.hub import deliver_local
 
 log = logging.getLogger("apps.realtime")
-
-
-def message_for(event: WriteEvent, timestamp: str | None = None) -> dict | None:
-    """The message for ``event``, or ``None`` when it is not published.
-    ``timestamp`` (ISO-8601) defaults to now."""
-    needed = PUBLISHED.get(event.resource)
-    if needed is None:
-        return None
-    if any(key not in event.ids for key in needed):  # caught here, not in every receiving socket
-        log.warning("%s event without the ids %s is not published", event.resource, needed)
-        return None
-    roles = read_roles_for(event)
-    if roles is None:
-        log.warning("%s event without extra['read_roles'] is delivered to nobody", event.resource)
-        roles = []
-    return build_message(event, roles, timestamp or iso(now()))
 
 
 async def on_write(ctx, event: WriteEvent) -> None:
@@ -56,7 +39,7 @@ async def on_write(ctx, event: WriteEvent) -> None:
 
 
 async def on_writes(ctx, events: list[WriteEvent]) -> None:
-    """The ``apps.core.events`` subscriber: publish ``events`` for their projects' sockets, in
+    """The ``apps.core.domain.events`` subscriber: publish ``events`` for their projects' sockets, in
     order (see the module docstring). With Redis and a request's database (``ctx.db``) an
     outage leaves the events in the outbox (nothing raised); a caller without ``ctx.db`` (a
     script) gets ``KVUnavailable`` when Redis fails."""

@@ -16,7 +16,7 @@ from django.utils.text import Truncator
 
 from apps.adminsite.display import EMPTY, HidesTrashProject, ProjectFilter, readable_list, size, size_exact
 from apps.adminsite.forms import LinesField, PermissionsField, api_rule
-from apps.core.permissions import CONTAINER_ACTIONS
+from apps.core.domain.permissions import CONTAINER_ACTIONS
 from apps.storage import backends, preview
 from apps.storage.api import inputs
 from apps.storage.models import Bucket, File

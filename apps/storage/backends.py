@@ -2,7 +2,7 @@
 
 ``settings.STORAGE_BACKEND`` picks a local directory (``FileSystemStorage`` under
 ``STORAGE_ROOT``) or an S3-compatible service (django-storages ``S3Storage``). Every function here
-is blocking: call it through :func:`apps.core.runtime.run_blocking`.
+is blocking: call it through :func:`apps.core.drivers.runtime.run_blocking`.
 
 Reads never load a whole object: local files are read with ``seek`` + bounded ``read``; S3
 objects with a ranged ``GetObject`` whose body is read in pieces (django-storages' ``S3File``
@@ -47,7 +47,9 @@ class _LocalTempFile(DjangoFile):
     move it into place instead of copying it."""
 
     def temporary_file_path(self) -> str:
-        return self.file.name
+        file = self.file
+        assert file is not None  # opened when the upload finished
+        return str(file.name)
 
 
 def store(key: str, path: str) -> str:

@@ -17,7 +17,7 @@ from functools import cache
 import jwt
 from django.conf import settings
 
-from apps.core.db import as_dt
+from apps.core.drivers.db import as_dt
 
 RESOURCE_TYPE = "files"
 ACCESS_REFRESH = dt.timedelta(days=1)  # Appwrite updates accessedAt at most daily

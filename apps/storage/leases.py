@@ -22,7 +22,7 @@ import datetime as dt
 import os
 import secrets
 
-from apps.core.db import as_dt, now
+from apps.core.drivers.db import as_dt, now
 
 LEASE_BASE = 120.0  # seconds every lease lasts at least
 LEASE_RATE = 10 * 1024 * 1024  # bytes per second assumed for the rest (slow disks, S3)

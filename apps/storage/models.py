@@ -1,6 +1,6 @@
 """Buckets, files and upload chunks.
 
-The /v1 hot path reads and writes these tables with plain SQL (``apps.core.db``); the models own
+The /v1 hot path reads and writes these tables with plain SQL (``apps.core.drivers.db``); the models own
 the schema, the migrations and the admin. File bytes never live in the database: ``File.key`` is
 the server-generated name of the object on the storage backend (``apps.storage.backends``).
 """

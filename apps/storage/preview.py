@@ -18,7 +18,7 @@ Memory is bounded three ways (a 40 Mpx image cost ~500 MB per render before):
 Freed pixels go back to the system at once: Pillow allocates them in 16 MB blocks with
 ``malloc``, which glibc would otherwise keep in each thread's heap after the first free (its
 dynamic mmap threshold), so a few executor threads held several renders' worth each
-(:func:`apps.core.runtime.return_large_blocks`).
+(:func:`apps.core.drivers.runtime.return_large_blocks`).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import io
 import math
 import threading
 from contextlib import contextmanager
+from typing import cast
 
 from django.conf import settings
 from PIL import Image, ImageOps
@@ -207,7 +208,7 @@ def _normalise_mode(img: Image.Image) -> Image.Image:
         return img
     if img.mode in ("I", "I;16", "I;16B", "I;16L", "I;16N", "F"):
         # Scale wide grayscale to 8 bits before the RGB conversion (it would clip at 255).
-        lo, hi = img.getextrema()
+        lo, hi = cast("tuple[float, float]", img.getextrema())  # one band: (min, max)
         scale = 255 / (hi - lo) if hi > lo else 0
         img = img.convert("F").point(lambda v: (v - lo) * scale).convert("L")
     alpha = img.mode in ("LA", "PA", "La", "RGBa") or (img.mode == "P" and "transparency" in img.info)

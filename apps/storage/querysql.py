@@ -1,6 +1,6 @@
 """Appwrite queries on the storage tables: parsed queries become SQL.
 
-``apps.core.queries.parse_queries`` checks the wire shape; here each attribute is mapped to a
+``apps.core.domain.queries.parse_queries`` checks the wire shape; here each attribute is mapped to a
 column of a known kind, and anything else is 400 ``general_query_invalid``.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
+from apps.core.domain.queries import Query, parse_queries
 from apps.core.errors import AppwriteError
-from apps.core.queries import Query, parse_queries
 
 DEFAULT_LIMIT = 25
 MAX_LIMIT = 5000

@@ -1,4 +1,4 @@
-"""Reads for buckets and files (raw SQL over ``apps.core.db``).
+"""Reads for buckets and files (raw SQL over ``apps.core.drivers.db``).
 
 Files are listed and downloaded only once ``status = 'ready'`` (assembled); a single file GET
 also shows pending uploads so clients can resume them.
@@ -6,8 +6,8 @@ also shows pending uploads so clients can resume them.
 
 from __future__ import annotations
 
-from apps.core import permissions as perms
-from apps.core.db import as_json
+from apps.core.domain import permissions as perms
+from apps.core.drivers.db import as_json
 from apps.core.errors import AppwriteError
 from apps.storage.querysql import Plan, like_escape, plan
 

@@ -29,9 +29,9 @@ from contextlib import asynccontextmanager
 
 from django.conf import settings
 
+from apps.core.drivers.runtime import ASYNC, run_blocking
 from apps.core.errors import AppwriteError
 from apps.core.http.context import Response, ShortBody
-from apps.core.runtime import ASYNC, run_blocking
 from apps.storage import backends
 
 log = logging.getLogger("apps.storage")
@@ -80,7 +80,7 @@ class FileStream:
     @asynccontextmanager
     async def local_file(self):
         """For a server that sends a descriptor itself (``sendfile``, see
-        ``apps.core.http.v1_writer``): ``(fd, start, length)`` of the open local file while the
+        ``apps.core.http.serving.v1_writer``): ``(fd, start, length)`` of the open local file while the
         caller holds a stream slot (``STORAGE_STREAMS_MAX``), closed afterwards; ``None`` when
         the bytes are not in an open local file (S3, WSGI), and the stream is read as usual."""
         fd, self.fd = self.fd, None
@@ -161,7 +161,7 @@ async def _local_pieces(mode: str, fd: int, start: int, length: int):
     executor.
 
     Each piece is a ``memoryview`` of a buffer read for it alone and never written again, so the
-    server can send it without a copy (``apps.core.http.lean_asgi.note_server`` says when); Django's
+    server can send it without a copy (``apps.core.http.serving.lean_asgi.note_server`` says when); Django's
     streaming response turns it into ``bytes`` itself. Copying each piece to ``bytes`` here was one
     more 20 MB copy per 20 MB download (A/B: 8.8 -> 8.2 ms of CPU per download, median of 3)."""
     nowait = _NOWAIT
@@ -298,8 +298,8 @@ async def file_response(ctx, file: dict, *, content_type: str, disposition: str)
         if stored < size:
             raise _damaged(file)
         return Response(status=status, content_type=content_type, headers=headers, stream=stream)
-    stored = await run_blocking(ctx.mode, backends.local_size, file["key"])
-    if stored is not None and stored < size:
+    on_disk = await run_blocking(ctx.mode, backends.local_size, file["key"])
+    if on_disk is not None and on_disk < size:
         raise _damaged(file)
     if ctx.method == "HEAD":
         return Response(status=status, content_type=content_type, headers=headers)

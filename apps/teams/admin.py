@@ -1,16 +1,16 @@
 """The admin of teams and memberships. Changes drop the affected cached sessions in every
-process (``apps.core.cache.invalidate_sync``), so roles follow at once."""
+process (``apps.core.drivers.cache.invalidate_sync``), so roles follow at once."""
 
 from __future__ import annotations
 
 from django import forms
 from django.contrib import admin
 
-from apps.accounts.selectors import user_tag
+from apps.accounts.selectors.accounts import user_tag
 from apps.adminsite.display import ProjectFilter
 from apps.adminsite.forms import LinesField, api_rule
-from apps.core.auth import team_tag
-from apps.core.cache import invalidate_sync
+from apps.core.drivers.cache import invalidate_sync
+from apps.core.http.auth import team_tag
 from apps.teams.api.inputs import MembershipUpdate
 from apps.teams.models import Membership, Team
 

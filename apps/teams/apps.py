@@ -11,7 +11,7 @@ class TeamsConfig(AppConfig):
     verbose_name = "Teams and memberships"
 
     def ready(self) -> None:
-        from apps.core.auth import set_memberships_sql
+        from apps.core.http.auth import set_memberships_sql
         from apps.teams import formats
         from apps.teams.selectors import MEMBERSHIPS_SQL
 

@@ -1,9 +1,9 @@
-"""Older response formats of the team models (see ``apps.core.formats``), as Appwrite's response
+"""Older response formats of the team models (see ``apps.core.http.formats``), as Appwrite's response
 filters shape them: below 1.9.2 (V23) a Membership has no ``userPhone``."""
 
 from __future__ import annotations
 
-from apps.core import formats
+from apps.core.http import formats
 
 
 def register() -> None:

@@ -1,7 +1,7 @@
 """Teams and their memberships (Appwrite's Teams service).
 
 A confirmed membership gives its user the roles ``team:<teamId>``, ``team:<teamId>/<role>`` for
-each of its ``roles`` and ``member:<membershipId>`` (``apps.core.auth.user_roles``). An
+each of its ``roles`` and ``member:<membershipId>`` (``apps.core.http.auth.user_roles``). An
 unconfirmed one is an invitation: ``secret_hash`` is the SHA-256 of the secret mailed to the
 invitee, and it gives no role until accepted.
 """

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from apps.core.db import as_bool, as_dt, as_json
-from apps.core.timefmt import iso
+from apps.core.domain.timefmt import iso
+from apps.core.drivers.db import as_bool, as_dt, as_json
 
 
 def team_model(row: dict) -> dict:

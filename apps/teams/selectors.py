@@ -1,14 +1,14 @@
-"""Reads of teams and memberships (raw SQL, ``apps.core.listing`` for the lists)."""
+"""Reads of teams and memberships (raw SQL, ``apps.core.domain.listing`` for the lists)."""
 
 from __future__ import annotations
 
-from apps.core import listing
+from apps.core.domain import listing
+from apps.core.domain.queries import Query
 from apps.core.errors import AppwriteError
-from apps.core.queries import Query
 
 # A user's confirmed memberships as JSON text ``[[teamId, membershipId, [roles]], ...]`` over the
 # user alias ``u``; installed into the session lookup by ``TeamsConfig.ready``
-# (``apps.core.auth.set_memberships_sql``). An index lookup on (user_id, confirm).
+# (``apps.core.http.auth.set_memberships_sql``). An index lookup on (user_id, confirm).
 MEMBERSHIPS_SQL = {
     "postgresql": (
         "(SELECT json_agg(json_build_array(mt.uid, mm.uid, mm.roles))::text FROM teams_membership mm "

@@ -1,6 +1,6 @@
 """Writes of teams and memberships. Each raises typed :class:`AppwriteError`\\ s; every change
 that gives or takes a role drops the affected users' cached sessions in every process
-(``apps.core.cache``), so the change holds from their next request on.
+(``apps.core.drivers.cache``), so the change holds from their next request on.
 
 Who may do what (Appwrite's Teams module): keys may do everything; a session user creates teams
 (and becomes their owner), reads the teams they belong to, and manages a team's name, prefs and
@@ -12,14 +12,21 @@ from __future__ import annotations
 import hashlib
 import secrets
 
-from apps.accounts import selectors as account_selectors
-from apps.accounts import services as accounts
-from apps.core import cache
-from apps.core.auth import team_tag
-from apps.core.db import ForeignKeyViolation, UniqueViolation, now
+from apps.accounts.selectors import accounts as account_selectors
+from apps.accounts.services import accounts
+from apps.core.domain.ids import unique_id
+from apps.core.drivers import cache
+from apps.core.drivers.db import ForeignKeyViolation, UniqueViolation, now
 from apps.core.errors import AppwriteError
-from apps.core.ids import unique_id
+from apps.core.http.auth import team_tag
 from apps.teams import selectors
+
+
+def _found(row: dict | None, error: str) -> dict:
+    """``row``, read back after a write; gone meanwhile (a concurrent delete): AppwriteError(``error``)."""
+    if row is None:
+        raise AppwriteError(error)
+    return row
 
 
 def hash_secret(secret: str) -> str:
@@ -64,7 +71,7 @@ async def team_create(ctx, *, team_uid: str, name: str, roles: list[str]) -> dic
             member_roles = list(dict.fromkeys([*roles, "owner"]))
             await _membership_insert(ctx, tx, team_id=row["id"], user_id=user["id"], roles=member_roles, confirm=True,
                                      secret_hash="", at=ts)
-        team = await selectors.team_get(ctx, team_uid=team_uid, db=tx)
+        team = _found(await selectors.team_get(ctx, team_uid=team_uid, db=tx), "team_not_found")
     if user is not None:
         await _forget_users(ctx, user["id"])
     return team
@@ -140,20 +147,25 @@ async def invitation_send(ctx, db, *, team: dict, membership: dict, invitee: dic
     language of the request's ``X-Appwrite-Locale``.
 
     ``db`` is the transaction that stores the invitation, so a failure leaves nothing behind and
-    the mail is queued only if the invitation commits. Raises 503 ``general_phone_disabled`` for
-    an invitee with only a phone number (an SMS would be needed; this server has no SMS provider).
+    the mail is queued only if the invitation commits. An invitee with only a phone number gets
+    the link by SMS through the project's SMS provider (``apps.messaging.phone``); without one,
+    503 ``general_phone_disabled``.
     """
-    from apps.accounts.links import url_with
-    from apps.accounts.mails import invitation_mail, request_locale
+    from apps.accounts.services.links import url_with
+    from apps.accounts.services.mails import invitation_mail
 
-    if not invitee["email"]:
-        raise AppwriteError("general_phone_disabled")
     link = url_with(url, {"membershipId": membership["uid"], "userId": invitee["uid"], "secret": secret,
                           "teamId": team["uid"], "teamName": team["name"]})
     inviter = ctx.auth.user or {}
-    await invitation_mail(db, recipient=invitee["email"], recipient_name=invitee["name"], project=ctx.project["name"],
-                          team=team["name"], inviter=inviter.get("name") or inviter.get("email", ""), url=link,
-                          locale=request_locale(ctx))
+    if not invitee["email"]:
+        from apps.messaging.phone import text_in_transaction
+
+        who = inviter.get("name") or inviter.get("email") or "Someone"
+        await text_in_transaction(ctx, db, phone=invitee["phone"],
+                                  text=f"{who} invited you to join {team['name']} at {ctx.project['name']}: {link}")
+        return
+    await invitation_mail(ctx, db, recipient=invitee["email"], recipient_name=invitee["name"], team=team["name"],
+                          inviter=inviter.get("name") or inviter.get("email", ""), url=link)
 
 
 class _InTransaction:
@@ -169,7 +181,7 @@ async def _invitee(ctx, db, *, user_uid: str, email: str, phone: str, name: str)
     """The user to invite and whether it was created now (Appwrite's order: userId, then email,
     then phone). Raises 404 ``user_not_found``, 409 ``user_already_exists`` (userId/email and
     phone disagree), 400 ``user_count_exceeded``."""
-    from apps.accounts.users_selectors import user_by_phone
+    from apps.accounts.selectors.users import user_by_phone
 
     ctx = _InTransaction(ctx, db)
     project_id = ctx.project["id"]
@@ -211,7 +223,7 @@ async def membership_create(ctx, *, team: dict, user_uid: str, email: str, phone
 
     Raises 401 ``user_unauthorized``, 404 ``user_not_found``, 409 ``user_already_exists``,
     409 ``membership_already_confirmed``, 400 ``user_count_exceeded``,
-    503 ``general_phone_disabled`` (an invitation to a phone number only).
+    503 ``general_phone_disabled`` (an invitation to a phone number, and no SMS provider).
     """
     if not selectors.is_owner(ctx.auth, team["uid"]):
         raise AppwriteError("user_unauthorized", "User is not allowed to send invitations for this team")
@@ -241,7 +253,7 @@ async def membership_create(ctx, *, team: dict, user_uid: str, email: str, phone
                     "WHERE id = %s AND NOT confirm", (hash_secret(secret), tx.dt(ts), tx.dt(ts), existing["id"]))
             if not changed:
                 raise AppwriteError("membership_already_confirmed")
-        membership = await selectors.membership_get(ctx, membership_uid=uid, db=tx)
+        membership = _found(await selectors.membership_get(ctx, membership_uid=uid, db=tx), "membership_not_found")
         if not by_key:
             await invitation_send(ctx, tx, team=team, membership=membership, invitee=invitee, url=url, secret=secret)
     if by_key:
@@ -313,5 +325,5 @@ async def membership_accept(ctx, *, team_uid: str, membership_uid: str, user_uid
         await tx.execute("UPDATE accounts_user SET email_verification = %s, updated_at = %s WHERE id = %s",
                          (True, tx.dt(ts), membership["user_id"]))
     await _forget_users(ctx, membership["user_id"])
-    user = await account_selectors.user_get(ctx, user_id=membership["user_id"])
-    return await selectors.membership_get(ctx, membership_uid=membership_uid), user
+    user = _found(await account_selectors.user_get(ctx, user_id=membership["user_id"]), "user_not_found")
+    return _found(await selectors.membership_get(ctx, membership_uid=membership_uid), "membership_not_found"), user

@@ -56,23 +56,26 @@ INSTALLED_APPS = [
     "apps.audit",
     "apps.abuse",
     "apps.storage",
+    "apps.messaging",
     "apps.databases",
     "apps.realtime",
     "apps.avatars",
     "apps.locale",
     "apps.health",
+    "apps.webhooks",
+    "apps.functions",
     "django_tasks_db",
 ]
 
 # The /v1 adapter is outermost: on /v1 the admin's middleware below it never runs.
 MIDDLEWARE = [
-    "apps.core.http.django_adapter.V1Middleware",
-    "apps.core.http.proxy.ForwardedProtoMiddleware",
+    "apps.core.http.serving.django_adapter.V1Middleware",
+    "apps.core.http.serving.proxy.ForwardedProtoMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     # Admin static files from STATIC_ROOT (collectstatic runs in the image build): WhiteNoise,
-    # made async-capable so that the chain stays async under ASGI (apps/core/http/static.py).
-    "apps.core.http.static.StaticFilesMiddleware",
+    # made async-capable so that the chain stays async under ASGI (apps/core/http/serving/static.py).
+    "apps.core.http.serving.static.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -108,7 +111,7 @@ WHITENOISE_USE_FINDERS = not PRODUCTION
 LANGUAGE_CODE = "en-us"
 FORMAT_MODULE_PATH = ["apps.adminsite.formats"]  # the admin's dates as 2026-12-01 16:05
 TIME_ZONE = "UTC"
-USE_I18N = False  # mail languages are chosen per request (apps.core.mail), not by Django
+USE_I18N = False  # mail languages are chosen per request (apps.core.domain.mail), not by Django
 USE_TZ = True
 
 LOG_LEVEL = _env("LOG_LEVEL", "INFO").upper()
@@ -132,11 +135,12 @@ LOGGING = {
 V1_ROUTER = "backend.urls.v1_router"
 V1_PROJECT_RESOLVER = "apps.projects.selectors.project_resolve"
 V1_ORIGIN_CHECKER = "apps.projects.selectors.origin_allowed"
-V1_AUTHENTICATOR = "apps.accounts.authn.authenticate"
+V1_AUTHENTICATOR = "apps.accounts.credentials.authn.authenticate"
 V1_ABUSE_CHECK = "apps.abuse.services.abuse_check"
 
 from backend.settings.background import *  # noqa: E402,F403
 from backend.settings.data import *  # noqa: E402,F403
+from backend.settings.functions import *  # noqa: E402,F403
 from backend.settings.security import *  # noqa: E402,F403
 from backend.settings.services import *  # noqa: E402,F403
 from backend.settings.serving import *  # noqa: E402,F403
@@ -154,7 +158,7 @@ if not SECRET_KEY:
 
 # --- The admin behind a TLS-terminating proxy ------------------------------------------------
 # Django believes X-Forwarded-Proto: https (SECURE_PROXY_SSL_HEADER), but only because
-# apps.core.http.proxy.ForwardedProtoMiddleware first drops that header from any peer outside
+# apps.core.http.serving.proxy.ForwardedProtoMiddleware first drops that header from any peer outside
 # TRUSTED_PROXIES; /v1 reads it through the same rule (apps.core.http.clientip).
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 _PUBLIC_HTTPS = PUBLIC_URL.startswith("https://")  # noqa: F405

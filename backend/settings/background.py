@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from django.core.exceptions import ImproperlyConfigured
 
-from backend.settings.base import PRODUCTION, _env, _env_bool, _env_float, _env_int
+from backend.settings.base import PRODUCTION, _env, _env_bool, _env_float, _env_int, _env_list
 from backend.settings.data import DATABASE_URL
 
-# --- Mail (apps.core.mail; docs/mail-and-worker.md) -----------------------------------------------
+# --- Mail (apps.core.domain.mail; docs/mail-and-worker.md) -----------------------------------------------
 # Appwrite's _APP_SMTP_* settings. With no SMTP_HOST a development server writes every mail to the
 # log (logger "apps.mail") and a production server answers the routes that send mail with 503
 # general_smtp_disabled.
@@ -38,19 +38,28 @@ if SMTP_HOST:
         },
     }}
 else:
-    MAILERS = {"default": {"BACKEND": "apps.core.mail.LogBackend"}}
+    MAILERS = {"default": {"BACKEND": "apps.core.domain.mail.LogBackend"}}
 DEFAULT_FROM_EMAIL = MAIL_SENDER_EMAIL
 
 # --- Tasks (django.tasks on the django-tasks-db backend; docs/mail-and-worker.md) -----------------
 # The queue is a table in the project's database: a task is enqueued in the same transaction as
 # the write that needs it, survives restarts of every process, and works on the embedded SQLite.
-TASK_QUEUES = ("default", "mails", "deletes")
+TASK_QUEUES = ("default", "mails", "deletes", "messaging", "webhooks", "functions")
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": list(TASK_QUEUES)}}
 # A failed task runs again after TASKS_RETRY_DELAY seconds, doubling each time up to
 # TASKS_RETRY_MAX_DELAY, until it has run TASKS_MAX_ATTEMPTS times; then it is recorded as failed.
 TASKS_MAX_ATTEMPTS = _env_int("TASKS_MAX_ATTEMPTS", 5, minimum=1)
 TASKS_RETRY_DELAY = _env_float("TASKS_RETRY_DELAY", 10.0, positive=True)
 TASKS_RETRY_MAX_DELAY = _env_float("TASKS_RETRY_MAX_DELAY", 900.0, positive=True)
+# Webhook deliveries (queue "webhooks", apps/webhooks): seconds to wait for a receiver's answer.
+# A failed delivery is retried like every task (above).
+WEBHOOK_TIMEOUT = _env_float("WEBHOOK_TIMEOUT", 15.0, positive=True)
+# Failed deliveries in a row after which a webhook is disabled (Appwrite's
+# _APP_WEBHOOK_MAX_FAILED_ATTEMPTS); updating it with enabled=true starts the count again.
+WEBHOOK_MAX_FAILED_ATTEMPTS = _env_int("WEBHOOK_MAX_FAILED_ATTEMPTS", 10, minimum=1)
+# In production a webhook whose host resolves to a non-public address (loopback, private ranges)
+# is refused, as Appwrite does; networks listed here (CIDR, comma-separated) are allowed anyway.
+WEBHOOK_ALLOW_NETWORKS = _env_list("WEBHOOK_ALLOW_NETWORKS", [])
 # Seconds an idle worker waits before it looks for ready tasks again.
 TASKS_POLL_INTERVAL = _env_float("TASKS_POLL_INTERVAL", 1.0, positive=True)
 # Every worker marks itself alive every TASKS_HEARTBEAT seconds; a task left running by a worker
@@ -66,3 +75,15 @@ TASKS_IN_PROCESS_WORKER = _env_bool("TASKS_IN_PROCESS_WORKER", not DATABASE_URL 
 # seconds one task run works before it queues its continuation (so mail never waits long).
 TASKS_PURGE_BATCH = _env_int("TASKS_PURGE_BATCH", 2000, minimum=1)
 TASKS_PURGE_SECONDS = _env_float("TASKS_PURGE_SECONDS", 5.0, positive=True)
+
+# --- Messaging (apps.messaging; docs/messaging.md) ------------------------------------------------
+# The key that encrypts the messaging providers' credentials at rest (any text; an AES-256-GCM key is
+# derived from it with HKDF-SHA256). Empty: derived from SECRET_KEY, so changing SECRET_KEY then
+# makes stored provider credentials unreadable (their deliveries fail until the provider is updated).
+MESSAGING_KEY = _env("MESSAGING_KEY")
+# Base URLs that replace the providers' public API hosts, "name=url" comma-separated (names: twilio,
+# vonage, msg91, telesign, textmagic, mailgun, sendgrid, resend, fcm, apns): a proxy, or local
+# servers in tests. Empty: each provider's documented public host.
+MESSAGING_ENDPOINTS = _env("MESSAGING_ENDPOINTS")
+# Seconds one HTTP request to an SMS/push/email API may take before the delivery fails (and retries).
+MESSAGING_TIMEOUT = _env_float("MESSAGING_TIMEOUT", 15.0, positive=True)

@@ -111,7 +111,7 @@ else:
 # Seconds a process keeps a resolved project (apps/projects/selectors.py); 0 = no cache.
 PROJECT_CACHE_TTL = _env_int("PROJECT_CACHE_TTL", 30, minimum=0)
 # Seconds a process keeps a session with its user, a table with its columns, an API key
-# (apps/core/cache.py: dropped in every process by the write that changes them, via Redis
+# (apps/core/drivers/cache.py: dropped in every process by the write that changes them, via Redis
 # pub/sub); 0 = no cache. Without REDIS_URL only the ASGI build on SQLite caches (emptied whenever
 # another connection commits, seen through PRAGMA data_version); WSGI workers then do not cache.
 LOCAL_CACHE_TTL = _env_int("LOCAL_CACHE_TTL", 60, minimum=0)

@@ -59,26 +59,26 @@ ABUSE_LOG_INTERVAL = _env_float("ABUSE_LOG_INTERVAL", 60.0)
 # argon2id for product users and staff alike, at OWASP's Password Storage Cheat Sheet minimum
 # (19 MiB of memory, 2 iterations, 1 lane). Appwrite itself uses t=4, m=2 MiB, p=3; hashes made
 # with those (or any other argon2 parameters) still verify and are re-hashed with these at the
-# user's next good sign-in (apps/accounts/services.py; staff: Django's check_password).
+# user's next good sign-in (apps/accounts/services/accounts.py; staff: Django's check_password).
 # Measured cost per hash: docs/security-admin-and-secrets.md ("Password hashing").
 ARGON2_TIME_COST = _env_int("ARGON2_TIME_COST", 2, minimum=1)
 ARGON2_MEMORY_COST_KIB = _env_int("ARGON2_MEMORY_COST_KIB", 19456, minimum=8)
 ARGON2_PARALLELISM = _env_int("ARGON2_PARALLELISM", 1, minimum=1)
 PASSWORD_HASHERS = [
-    "apps.accounts.hashers.AppwriteArgon2Hasher",
+    "apps.accounts.passwords.hashers.AppwriteArgon2Hasher",
     "django.contrib.auth.hashers.PBKDF2PasswordHasher",
     # Hashes imported from other systems (Users API, manage.py importusers): verified at sign-in,
-    # then replaced by argon2 (apps/accounts/hashers.py).
-    "apps.accounts.hashers.BcryptHasher",
-    "apps.accounts.hashers.MD5Hasher",
-    "apps.accounts.hashers.ShaHasher",
-    "apps.accounts.hashers.PHPassHasher",
-    "apps.accounts.hashers.ScryptHasher",
-    "apps.accounts.hashers.ScryptModifiedHasher",
+    # then replaced by argon2 (apps/accounts/passwords/hashers.py).
+    "apps.accounts.passwords.hashers.BcryptHasher",
+    "apps.accounts.passwords.hashers.MD5Hasher",
+    "apps.accounts.passwords.hashers.ShaHasher",
+    "apps.accounts.passwords.hashers.PHPassHasher",
+    "apps.accounts.passwords.hashers.ScryptHasher",
+    "apps.accounts.passwords.hashers.ScryptModifiedHasher",
 ]
 
 # Staff passwords (the Django admin's accounts: createsuperuser, changepassword, the admin's
-# password forms). Product users have their own per-project policy (apps/accounts/password_policy.py).
+# password forms). Product users have their own per-project policy (apps/accounts/passwords/policy.py).
 # 12 characters: these accounts can read and change every project's data.
 STAFF_PASSWORD_MIN_LENGTH = 12
 AUTH_PASSWORD_VALIDATORS = [

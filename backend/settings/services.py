@@ -8,7 +8,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from backend.settings.base import BASE_DIR, _env, _env_float, _env_int, _env_list
 
-# --- Locale and IP geolocation (apps.core.geo, apps.locale; docs/locale-avatars-health.md) --------
+# --- Locale and IP geolocation (apps.core.domain.geo, apps.locale; docs/locale-avatars-health.md) --------
 # A MaxMind-DB (.mmdb) country database; empty = every IP is reported as unknown ("--").
 GEOIP_DATABASE = _env("GEOIP_DATABASE")
 # The locale of names when a request names none (X-Appwrite-Locale / ?locale=); Appwrite's
@@ -28,6 +28,11 @@ for _net in AVATARS_FETCH_ALLOW_NETWORKS:
         ipaddress.ip_network(_net, strict=False)
     except ValueError:
         raise ImproperlyConfigured(f"AVATARS_FETCH_ALLOW_NETWORKS: {_net!r} is not a network (CIDR)") from None
+# /avatars/screenshots: the headless browser (a Chromium; Debian's package is `chromium`), by name
+# on the PATH or as a path; empty turns screenshots off (503 general_service_disabled).
+AVATARS_SCREENSHOT_BROWSER = _env("AVATARS_SCREENSHOT_BROWSER", "chromium")
+# Seconds one screenshot may take, browser start included; then the browser is killed.
+AVATARS_SCREENSHOT_TIMEOUT = _env_float("AVATARS_SCREENSHOT_TIMEOUT", 20.0, positive=True)
 # The npm-installed icon sets (apps/avatars/assets: `npm ci` there installs them).
 AVATARS_ICONS_DIR = _env("AVATARS_ICONS_DIR", str(BASE_DIR / "apps" / "avatars" / "assets" / "node_modules"))
 
@@ -42,7 +47,7 @@ HEALTH_CERTIFICATE_TIMEOUT = _env_float("HEALTH_CERTIFICATE_TIMEOUT", 10.0, posi
 HEALTH_CERTIFICATE_PORT = _env_int("HEALTH_CERTIFICATE_PORT", 443, minimum=1)
 # Where /v1/health/queue/* read queue sizes: the dotted path of a function
 # ``(queue: str) -> (size, failed)``; empty = every queue is empty. The default counts the worker's task queue.
-HEALTH_QUEUE_PROVIDER = _env("HEALTH_QUEUE_PROVIDER", "apps.core.queue.health_queue_stats")
+HEALTH_QUEUE_PROVIDER = _env("HEALTH_QUEUE_PROVIDER", "apps.core.tasks.queue.health_queue_stats")
 # /v1/health/anti-virus: a ClamAV daemon as host:port (TCP); empty = antivirus "disabled".
 ANTIVIRUS_CLAMD = _env("ANTIVIRUS_CLAMD", "")
 ANTIVIRUS_TIMEOUT = _env_float("ANTIVIRUS_TIMEOUT", 5.0, positive=True)

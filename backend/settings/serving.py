@@ -15,7 +15,7 @@ from backend.settings.base import BASE_DIR, PRODUCTION, _env, _env_bool, _env_fl
 APPWRITE_VERSION = "1.9.6"
 # Response format for requests without X-Appwrite-Response-Format (Appwrite's
 # _APP_SYSTEM_RESPONSE_FORMAT): an older version answers such clients in that version's model
-# shapes (apps.core.formats); empty = the current format.
+# shapes (apps.core.http.formats); empty = the current format.
 RESPONSE_FORMAT = _env("RESPONSE_FORMAT", "")
 if RESPONSE_FORMAT and not all(p.isdigit() for p in RESPONSE_FORMAT.split(".")[:3]) or RESPONSE_FORMAT.count(".") > 2:
     raise ImproperlyConfigured(f"RESPONSE_FORMAT must be a version such as 1.8.0, got {RESPONSE_FORMAT!r}")
@@ -31,10 +31,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_JSON_BODY
 V1_ADAPTER = _env("V1_ADAPTER", "lean").lower()
 if V1_ADAPTER not in {"django", "lean"}:
     raise ImproperlyConfigured(f"V1_ADAPTER must be 'django' or 'lean', got {V1_ADAPTER!r}")
-# How uvicorn carries /v1 (apps.core.http.v1_protocol's factory reads it): "direct" (the project's own
+# How uvicorn carries /v1 (apps.core.http.serving.v1_protocol's factory reads it): "direct" (the project's own
 # HTTP/1.1 protocol serves /v1 on the event loop and hands every other request to uvicorn's httptools
 # protocol) or "asgi" (uvicorn's httptools protocol with the head limits and client timeouts,
-# apps.core.http.uvicorn_protocol, and the ASGI interface for every request). Default: "direct", or
+# apps.core.http.serving.uvicorn_protocol, and the ASGI interface for every request). Default: "direct", or
 # "asgi" with V1_ADAPTER=django (Django's handler is an ASGI application). Other ASGI servers are ASGI only.
 V1_PROTOCOL = _env("V1_PROTOCOL", "asgi" if V1_ADAPTER == "django" else "direct").lower()
 if V1_PROTOCOL not in {"direct", "asgi"}:
@@ -46,7 +46,7 @@ if V1_PROTOCOL == "direct" and V1_ADAPTER == "django":
 # held in memory (Django's ASGI body spool and multipart upload handlers), so eight concurrent
 # 5 MiB upload chunks cost disk, not RSS (docs/storage.md, memory test).
 FILE_UPLOAD_MAX_MEMORY_SIZE = _env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 1024 * 1024, minimum=1024)
-# Request heads (apps.core.http.limits; docs/reliability.md). Both builds refuse,
+# Request heads (apps.core.http.serving.limits; docs/reliability.md). Both builds refuse,
 # with a JSON error, a request line over MAX_REQUEST_LINE bytes (414), more than
 # MAX_HEADER_COUNT header fields or more than MAX_HEADER_BYTES bytes of header names and values
 # (431). The request line defaults to 32 KiB because SDK list calls carry their queries in the
@@ -57,7 +57,7 @@ if MAX_REQUEST_LINE > 48 * 1024:
     raise ImproperlyConfigured(f"MAX_REQUEST_LINE is at most 49152 bytes, got {MAX_REQUEST_LINE}")
 MAX_HEADER_COUNT = _env_int("MAX_HEADER_COUNT", 100, minimum=8)
 MAX_HEADER_BYTES = _env_int("MAX_HEADER_BYTES", 32 * 1024, minimum=1024)
-# Client timeouts of the ASGI build under uvicorn (apps.core.http.uvicorn_protocol), in seconds:
+# Client timeouts of the ASGI build under uvicorn (apps.core.http.serving.uvicorn_protocol), in seconds:
 # a request head must arrive within SERVER_HEADER_TIMEOUT of its first byte, a body may go
 # SERVER_BODY_TIMEOUT without a byte (both answered 408 and closed; nginx's client_header_timeout
 # and client_body_timeout), and a connection without a request in progress is closed after
@@ -96,7 +96,10 @@ REALTIME_REPLAY_SECONDS = _env_float("REALTIME_REPLAY_SECONDS", 30.0, positive=T
 # --- Serving (backend.serve) -------------------------------------------------------------------
 # The launcher ``python -m backend.serve`` execs the server named here for the ASGI build, or
 # gunicorn for the WSGI baseline (``python -m backend.serve wsgi``). See docs/deployment.md.
-ASGI_SERVERS = ("uvicorn", "daphne", "granian")
+# granian is not one of them: its Rust HTTP layer answers some malformed requests with plain-text
+# or empty bodies instead of the API's JSON errors and has no body or idle timeout of its own
+# (docs/decisions/granian.md); the load tests still run it as a comparison column.
+ASGI_SERVERS = ("uvicorn", "daphne")
 ASGI_SERVER = _env("ASGI_SERVER", "uvicorn").lower()
 if ASGI_SERVER not in ASGI_SERVERS:
     raise ImproperlyConfigured(f"ASGI_SERVER must be one of {', '.join(ASGI_SERVERS)}, got {ASGI_SERVER!r}")
@@ -122,22 +125,30 @@ if not _public_ok or _public.scheme not in ("http", "https") or not _public.host
     raise ImproperlyConfigured(f"PUBLIC_URL must be scheme://host[:port] (http or https), got {PUBLIC_URL!r}")
 # Seconds a stopping server waits for in-flight requests before it closes them.
 SERVER_GRACEFUL_TIMEOUT = _env_int("SERVER_GRACEFUL_TIMEOUT", 20, minimum=1)
-# Back-pressure: concurrent connections (uvicorn) / requests (granian) one process takes before it
+# Back-pressure: concurrent connections (uvicorn) one process takes before it
 # answers 503 at once instead of queueing without bound; 0 = no limit.
 # uvicorn counts idle keep-alive connections too, so the default sits above the 1,000 clients one
 # process is load-tested with, at the listen backlog.
 SERVER_LIMIT_CONCURRENCY = _env_int("SERVER_LIMIT_CONCURRENCY", 2048, minimum=0)
 # /v1 requests one ASGI process is handling at once (complete body to answer start); one more
-# gets a JSON 503 with Retry-After before any work (apps.core.http.asgi_app.admission_limit); 0 = no limit. At ~1 ms of CPU per API
+# gets a JSON 503 with Retry-After before any work (apps.core.http.serving.asgi_app.admission_limit); 0 = no limit. At ~1 ms of CPU per API
 # request, 1024 in progress is about a second of queued work: past that a fast refusal serves
 # a client better than a slow answer. Below SERVER_LIMIT_CONCURRENCY, so clients on open
 # connections get the API's JSON error rather than the server's plain-text one.
 API_MAX_IN_FLIGHT = _env_int("API_MAX_IN_FLIGHT", 1024, minimum=0)
 SERVER_BACKLOG = _env_int("SERVER_BACKLOG", 2048, minimum=1)
 SERVER_ACCESS_LOG = _env_bool("SERVER_ACCESS_LOG", False)
+# The request log (apps.core.http.requestlog; docs/admin.md): when on, every /v1 request that
+# reaches the pipeline is kept as one row (time, project, method, route, status, duration, IP,
+# caller, request ID, user agent), written in batches about once a second by a background task
+# (ASGI) or thread (WSGI), and listed read-only in the admin. Off: the pipeline is the same
+# function as without the feature (chosen once at start), nothing is buffered or written.
+REQUEST_LOG = _env_bool("REQUEST_LOG", False)
+# Days a request log entry is kept; the worker's periodic job deletes older ones (on or off).
+REQUEST_LOG_DAYS = _env_int("REQUEST_LOG_DAYS", 7, minimum=1)
 # WSGI baseline (gunicorn sync workers): one request per worker at a time, so 2 per core keeps a
 # core busy while the other worker waits on PostgreSQL/Redis.
-WSGI_WORKERS = _env_int("WSGI_WORKERS", 2 * (os.process_cpu_count() or 1), minimum=1)
+WSGI_WORKERS = _env_int("WSGI_WORKERS", 2 * (getattr(os, "process_cpu_count", os.cpu_count)() or 1), minimum=1)
 WSGI_TIMEOUT = _env_int("WSGI_TIMEOUT", 30, minimum=1)
 
 # --- Web demo (examples/web-notes) -----------------------------------------------------------

@@ -64,6 +64,9 @@ COLUMNS = {
     "owner": (36, True),
     "fileId": (36, False),
     "fileName": (256, False),
+    # The title and body folded (lower case, no accents) by the page: its search matches inside
+    # words and ignores accents with `contains` on this column (src/search.js).
+    "searchText": (None, False),
 }
 
 

@@ -8,8 +8,8 @@ Both run through the full /v1 pipeline (project lookup, auth) like every other e
 
 from __future__ import annotations
 
+from apps.core.drivers.runtime import sleep
 from apps.core.http.context import json_response
-from apps.core.runtime import sleep
 
 WAIT_SECONDS = 0.1
 FIB_N = 20

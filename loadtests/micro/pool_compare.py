@@ -5,8 +5,8 @@
 Each round runs, in alternating order, ``--tasks`` concurrent tasks that each check out a
 connection, run ``SELECT 1`` and give it back, ``--queries`` times, through:
 
-* ``ours``: :class:`apps.core.db.pgpool.ConnectionPool` (the gate and a deque of connections),
-  as ``apps.core.db.postgres.PgAsync`` uses it;
+* ``ours``: :class:`apps.core.drivers.db.pgpool.ConnectionPool` (the gate and a deque of connections),
+  as ``apps.core.drivers.db.postgres.PgAsync`` uses it;
 * ``asyncpg-default``: ``asyncpg.create_pool(...)`` with ``reset=None``, its default: every
   release runs ``Connection.reset()``, one round trip with ``pg_advisory_unlock_all()``,
   ``CLOSE ALL``, ``UNLISTEN *`` and ``RESET ALL``;
@@ -32,12 +32,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, for apps.core.db
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository, for apps.core.drivers.db
 
 import asyncpg  # noqa: E402
 import uvloop  # noqa: E402
 
-from apps.core.db.pgpool import ConnectionPool  # noqa: E402
+from apps.core.drivers.db.pgpool import ConnectionPool  # noqa: E402
 
 SQL = "SELECT 1"
 

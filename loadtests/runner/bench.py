@@ -45,7 +45,9 @@ class Bench:
     """Runs scenarios against builds and collects one row of metrics per run in ``rows``.
 
     ``server_env`` goes to every build; ``build_env[name]`` and ``fill[name]`` (command
-    placeholders) to one build; ``k6_extra[name]`` to k6 when it drives that build."""
+    placeholders) to one build; a scenario's ``server_env`` to every server that runs it;
+    ``k6_extra[name]`` to k6 when it drives that build. ``after_stop`` holds callables run after
+    every server stop (the function stages remove the runtime containers a server left)."""
 
     def __init__(self, args, out: Path, work: Path):
         self.args, self.out, self.work = args, out, work
@@ -58,27 +60,39 @@ class Bench:
         self.rows: list[dict] = []
         self.keep = args.smoke  # smoke: one server per build for all scenarios (CI time)
         self.current = None
+        self.current_env: dict[str, str] = {}
+        self.after_stop: list = []
+        self.cleanups: list = []  # run (last first) when the run ends, whatever happened: engines, networks
         self.warned = False
 
-    def start(self, build: Build, tag: str):
+    def start(self, build: Build, tag: str, extra: dict[str, str] | None = None):
         a = self.args
-        return start_server(build, a.port, {**self.server_env, **self.build_env.get(build.name, {})},
-                            a.server_cpus, self.work / f"server-{tag}.log", fill=self.fill.get(build.name))
+        env = {**self.server_env, **self.build_env.get(build.name, {}), **(extra or {})}
+        return start_server(build, a.port, env, a.server_cpus, self.work / f"server-{tag}.log",
+                            fill=self.fill.get(build.name))
 
-    def server_for(self, build, tag):
-        """A freshly started server for ``build`` (reused across scenarios in smoke mode)."""
+    def server_for(self, build, tag, extra: dict[str, str] | None = None):
+        """A freshly started server for ``build`` with the scenario's settings ``extra`` (reused
+        across scenarios with the same settings in smoke mode)."""
         if build is None:
             return None
-        if self.keep and self.current and self.current.build is build:
+        extra = extra or {}
+        if self.keep and self.current and self.current.build is build and self.current_env == extra:
             return self.current
         self.stop_current()
-        self.current = self.start(build, tag)
+        self.current = self.start(build, tag, extra)
+        self.current_env = extra
         return self.current
 
     def stop_current(self):
         if self.current:
             self.current.stop()
             self.current = None
+            self.stopped()
+
+    def stopped(self) -> None:
+        for hook in self.after_stop:
+            hook()
 
     def run_one(self, sc, build, rnd: int, key: str, seed_file: Path, model="closed", rate=0, *,
                 stage: str = "", vus: int | None = None, duration: str | None = None,
@@ -97,7 +111,7 @@ class Bench:
         if not self.external and not self.keep and not checkpoint(a.pg_url) and not self.warned:
             self.warned = True
             log("  (could not run CHECKPOINT before the runs: a run may pay for the last one's writes)")
-        server = self.server_for(build, tag)
+        server = self.server_for(build, tag, dict(sc.server_env))
         try:
             if a.warmup not in ("0", "0s") and sc.name != "realtime":
                 warm = {**env, "VUS": str(min(50, vus)), "DURATION": a.warmup, "MODEL": "closed"}
@@ -105,10 +119,13 @@ class Bench:
                         self.work / "k6.log", 120, None, "")
             budget = seconds(env["DURATION"]) + 120
             row = measure(server, sc.js, env, self.out / "summaries" / f"{tag}.json", a.k6_cpus or None,
-                          self.work / "k6.log", budget, None if self.external else a.pg_url, a.database)
+                          self.work / "k6.log", budget, None if self.external else a.pg_url, a.database,
+                          None if self.external else a.redis_url)
         finally:
             if server and not self.keep:
                 server.stop()
+                self.current = None
+                self.stopped()
         row.update(scenario=sc.name, build=name, round=rnd, model=model, rate=rate, stage=stage, vus=vus,
                    family=build.family if build else "")
         self.rows.append(row)
@@ -132,7 +149,7 @@ class Bench:
                **(self.k6_extra.get(build.name, {}))}
         checkpoint(a.pg_url)
         self.stop_current()
-        server = self.start(build, f"profile-{tag}")
+        server = self.start(build, f"profile-{tag}", dict(sc.server_env))
         try:
             if a.warmup not in ("0", "0s"):
                 measure(None, sc.js, {**env, "VUS": str(min(50, vus)), "DURATION": a.warmup},
@@ -143,6 +160,7 @@ class Bench:
             recorder.finish()
         finally:
             server.stop()
+            self.stopped()
         log(f"  profile {tag}: flames/{tag}.svg")
 
     def matrix(self, scenarios, builds, rounds: int, key: str, seed_file: Path, *, stage: str = "",

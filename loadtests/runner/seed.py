@@ -39,7 +39,7 @@ _PROJECT = """
 import os, sys, django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "backend.settings")
 django.setup()
-from apps.core.auth import KEY_SCOPES
+from apps.core.http.auth import KEY_SCOPES
 from apps.projects.models import Project
 from apps.projects.services import api_key_create, project_create
 pid = sys.argv[1]

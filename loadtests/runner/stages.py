@@ -1,15 +1,15 @@
-"""Running the stages of ``--preset round2`` (what each stage is: ``round2.py``)."""
+"""Running the stages of ``--preset round2``, ``round3`` and ``functions`` (what each stage is: ``round2.py``)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from loadtests.runner import peers
+from loadtests.runner import functions, peers
 from loadtests.runner import seed as seeding
 from loadtests.runner.bench import Bench, log
 from loadtests.runner.builds import ASGI_ORDER, BUILDS
-from loadtests.runner.round2 import OPEN_STEPS, STAGES, Stage, build_names
+from loadtests.runner.round2 import ALL_STAGES, OPEN_STEPS, Stage, build_names, shaped, smoke_shape
 from loadtests.runner.scenarios import SCENARIOS, plan
 from loadtests.runner.sweep import wsgi_sweep
 
@@ -30,18 +30,9 @@ def peer_names(args) -> list[str]:
     return [b.name for b in peers.peer_builds(args.cores)]
 
 
-def shaped(stage: Stage, args) -> Stage:
-    """``stage`` with the command line's ``--stage-duration`` and ``--stage-scenarios`` applied."""
-    from dataclasses import replace
-
-    duration = getattr(args, "stage_durations", {}).get(stage.key, stage.duration)
-    scenarios = getattr(args, "stage_scenario_map", {}).get(stage.key, stage.scenarios)
-    return replace(stage, duration=duration, scenarios=tuple(scenarios))
-
-
 def _shape(stage: Stage, smoke: bool) -> tuple[tuple[int, ...], str, int | None]:
     if smoke:
-        return (5,), "2s", 1
+        return (*smoke_shape(stage), 1)
     return stage.vus, stage.duration, stage.rounds or None
 
 
@@ -51,15 +42,17 @@ def setup_peers(bench: Bench, builds: dict, key: str) -> None:
     a, work = bench.args, bench.work
     bench.stop_current()  # a server kept from the previous stage (smoke) holds the port
     rows = peers.peer_rows()
-    pb = builds["pocketbase"]
-    bench.fill["pocketbase"] = peers.pocketbase_fill(work)
-    peers.pocketbase_superuser(Path(bench.fill["pocketbase"]["pbdir"]))
-    server = bench.start(pb, "pocketbase-seed")
-    try:
-        peers.seed_pocketbase(server.url, rows)
-    finally:
-        server.stop()
-    log(f"PocketBase {peers.pocketbase_version()}: collection {peers.TABLE_ID} with {len(rows)} rows")
+    for name, request_log in peers.POCKETBASES.items():
+        bench.fill[name] = peers.pocketbase_fill(work, name)
+        Path(bench.fill[name]["pbdir"]).parent.mkdir(parents=True, exist_ok=True)
+        peers.pocketbase_superuser(Path(bench.fill[name]["pbdir"]))
+        server = bench.start(builds[name], f"{name}-seed")
+        try:
+            peers.seed_pocketbase(server.url, rows, request_log)
+        finally:
+            server.stop()
+        log(f"{name} {peers.pocketbase_version()}: collection {peers.TABLE_ID} with {len(rows)} rows, "
+            f"request log {'on' if request_log else 'off'}")
 
     embedded = builds["asgi-direct-embedded"]
     bench.build_env["asgi-direct-embedded"] = peers.embedded_env(work)
@@ -87,10 +80,10 @@ def run_round2(bench: Bench, key: str, seed_file: Path, features: dict, checkpoi
     builds = all_builds(a)
     sweep, peer = sweep_names(a), peer_names(a)
     done: dict[str, dict] = {}
-    peers_ready = False
+    peers_ready = functions_ready = False
     for key_ in a.stages:
-        st = shaped(STAGES[key_], a)
-        names = build_names(st, sweep, peer)
+        st = shaped(ALL_STAGES[key_], a)
+        names = build_names(st, sweep, peer, a)
         vus_list, duration, rounds = _shape(st, a.smoke)
         rounds = rounds or a.rounds
         log(f"=== stage {st.key}: {st.title}")
@@ -98,6 +91,11 @@ def run_round2(bench: Bench, key: str, seed_file: Path, features: dict, checkpoi
             if not peers_ready:
                 setup_peers(bench, builds, key)
                 peers_ready = True
+            todo = [SCENARIOS[n] for n in st.scenarios]
+        elif st.builds == "functions":
+            if not functions_ready:
+                functions.setup(bench, key)
+                functions_ready = True
             todo = [SCENARIOS[n] for n in st.scenarios]
         else:
             todo = plan(list(st.scenarios), features, log)
@@ -119,7 +117,7 @@ def run_round2(bench: Bench, key: str, seed_file: Path, features: dict, checkpoi
 def _summary(done: dict, builds: dict) -> dict:
     return {"stages": dict(done), "builds": {n: b.label for n, b in builds.items()
                                              if any(n in d["builds"] for d in done.values())},
-            "differences": peers.DIFFERENCES if any(STAGES[k].builds == "peers" for k in done) else []}
+            "differences": peers.DIFFERENCES if any(ALL_STAGES[k].builds == "peers" for k in done) else []}
 
 
 def _open_stage(bench: Bench, st: Stage, todo, asgi, key, seed_file, rounds: int, vus: int, step: str) -> None:

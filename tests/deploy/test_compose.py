@@ -152,6 +152,35 @@ def test_api_scales_out():
     assert published == {"lb", "baseline", "mail"}
 
 
+def test_functions_run_in_the_hosts_engine_on_a_network_of_their_own():
+    """api and worker reach the host's engine through its socket (configurable) and the runtime
+    containers on FUNCTIONS_NETWORK; nothing else gets the socket, and the services holding the
+    data (PostgreSQL, Redis, mail) and the lb are not on the runtime network."""
+    runtimes = COMPOSE["networks"]["runtimes"]
+    for name in ("api", "worker"):
+        service = SERVICES[name]
+        env = service["environment"]
+        assert env["FUNCTIONS_EXECUTOR"] == "docker" and env["FUNCTIONS_DOCKER_HOST"] == "unix:///var/run/docker.sock"
+        assert "/var/run/docker.sock:/var/run/docker.sock" in service["volumes"]
+        assert "files:/data/files" in service["volumes"]  # FUNCTIONS_ROOT, shared by api and worker
+        assert service["group_add"] == ["0"]
+        assert set(service["networks"]) == {"backend", "runtimes"}
+        assert env["FUNCTIONS_NETWORK"] == runtimes["name"] == "appwrite-runtimes"
+        host = env["FUNCTIONS_API_ENDPOINT"].split("//")[1].split(":")[0]
+        assert host == "api" and host in env["ALLOWED_HOSTS"].split(",")
+    for name, service in SERVICES.items():
+        if name not in ("api", "worker"):
+            assert "FUNCTIONS_EXECUTOR" not in service.get("environment", {}), name
+            assert not any("docker.sock" in str(v) for v in service.get("volumes", [])), name
+            assert "runtimes" not in service.get("networks", ["backend"]), name
+    assert runtimes["driver_opts"] == COMPOSE["networks"]["backend"]["driver_opts"] == {"isolate": "true"}
+    podman = interpolate(yaml.safe_load(RAW), {**ENV_EXAMPLE, "FUNCTIONS_ENGINE_SOCKET": "/run/podman/podman.sock",
+                                               "FUNCTIONS_ENGINE_GID": "998", "FUNCTIONS_NETWORK": "fn"})
+    assert "/run/podman/podman.sock:/var/run/docker.sock" in podman["services"]["worker"]["volumes"]
+    assert podman["services"]["api"]["group_add"] == ["998"]
+    assert podman["networks"]["runtimes"]["name"] == podman["services"]["api"]["environment"]["FUNCTIONS_NETWORK"] == "fn"
+
+
 def test_lb_renders_the_repo_template():
     lb = SERVICES["lb"]
     assert "./deploy/nginx/templates:/etc/nginx/templates:ro" in lb["volumes"]

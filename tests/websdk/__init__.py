@@ -1,4 +1,6 @@
-"""The official web SDK 27 (npm ``appwrite@27.0.0``) under Node, for conformance tests.
+"""The official JavaScript SDKs for conformance tests: the web SDK 27 (npm ``appwrite@27.0.0``; the
+newest, 28, as ``appwrite-next``) under Node and in Chromium, and the Node.js server SDK
+(``node-appwrite@26.2.0``, checks named ``node_*.mjs``).
 
 ``tests/websdk`` is one npm package (``package.json`` + lockfile; ``.ci/test`` runs ``npm ci`` in
 it). Each feature's check is a small ES module here (``realtime.mjs``...) that takes its inputs
@@ -8,9 +10,14 @@ asserts on the output.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import shutil
 import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -24,11 +31,12 @@ needs_playwright = pytest.mark.skipif(
     reason="tests/websdk/node_modules is missing: run `npm ci` there (.ci/test does)")
 
 
-def require_node() -> None:
-    """Skip the calling test (saying why) when node or the installed SDK is missing."""
+def require_node(package: str = "appwrite") -> None:
+    """Skip the calling test (saying why) when node or the installed npm ``package`` is missing
+    (the web SDK by default; ``node-appwrite`` for the server SDK checks)."""
     if shutil.which("node") is None:
         pytest.skip("node is not installed")
-    if not (NODE_DIR / "node_modules" / "appwrite").is_dir():
+    if not (NODE_DIR / "node_modules" / package).is_dir():
         pytest.skip(f"run `npm ci` in {NODE_DIR} first (.ci/test does)")
 
 
@@ -81,3 +89,23 @@ def run_node_dialog(script: str, *args: str, answer, timeout: float = 90, env: d
             proc.wait()
     assert code == 0, f"{script} exited {code}: {err}\n{lines}"
     return lines, err
+
+
+@contextlib.contextmanager
+def serve_node_dir() -> Iterator[str]:
+    """Serve this folder (the test pages and ``node_modules``, where the SDKs' browser builds are)
+    on a free ``127.0.0.1`` port while the block runs; yields its origin ``http://127.0.0.1:<port>``,
+    which a browser test registers as its project's web platform."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietFiles, directory=str(NODE_DIR)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietFiles(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass

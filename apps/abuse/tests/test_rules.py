@@ -14,9 +14,9 @@ import pytest
 
 from apps.abuse import rules
 from apps.abuse.services import chunk_index, counter_key
-from apps.core import kv
-from apps.core.auth import Auth
-from apps.core.runtime import run_sync
+from apps.core.drivers import kv
+from apps.core.drivers.runtime import run_sync
+from apps.core.http.auth import Auth
 from conftest import ROOT
 
 # Appwrite's defaults: name -> (limit, window seconds, key parts of the one counter)
@@ -38,6 +38,7 @@ APPWRITE_DEFAULTS = {
     "tokens.create": (60, 60, ("ip", "method", "url", "userId")),
     "tokens.update": (60, 60, ("ip", "method", "url", "userId")),
     "teams.membership.create": (10, 3600, ("url", "ip")),
+    "executions.create": (0, 60, ("ip", "userId")),  # off as in Appwrite 1.4+; 1.0-1.3's keys
 }
 # The account lifecycle's rules (Appwrite account.php, MFA module): several counters each.
 LIFECYCLE_DEFAULTS = {

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from apps.accounts import selectors, services
 from apps.accounts.api.cookies import clear_session_cookies
-from apps.accounts.password_policy import history_after, password_check
-from apps.accounts.responses import user_model
-from apps.core.db import as_json, now
+from apps.accounts.passwords.policy import history_after, password_check
+from apps.accounts.responses import full_user_model, user_model
+from apps.accounts.selectors import accounts as selectors
+from apps.accounts.services import accounts as services
+from apps.core.domain.events import WriteEvent, announce
+from apps.core.domain.ids import resolve_id
+from apps.core.drivers.db import as_json, now
 from apps.core.errors import AppwriteError
-from apps.core.events import WriteEvent, announce
 from apps.core.http.context import json_response
-from apps.core.ids import resolve_id
 
 MAX_PREFS_BYTES = 65535  # Appwrite's limit on the encoded prefs object
 
@@ -35,12 +36,12 @@ async def account_create(ctx):
 
 
 async def account_get(ctx):
-    return json_response(user_model(ctx.auth.user))
+    return json_response(await full_user_model(ctx, ctx.auth.user))
 
 
 async def account_update_name(ctx):
     user = await services.user_update(ctx, user_id=ctx.auth.user["id"], name=ctx.params.name)
-    model = user_model(user)
+    model = await full_user_model(ctx, user)
     await announce_account_update(ctx, model, "name")
     return json_response(model)
 
@@ -59,7 +60,7 @@ async def account_update_password(ctx):
                                        password_history=history_after(ctx, history, hashed))
     if ctx.project.get("auth_invalidate_sessions"):  # Appwrite: the other sessions end
         await services.sessions_delete_all(ctx, user_id=user["id"], keep_session_id=ctx.auth.session["id"])
-    model = user_model(fresh)
+    model = await full_user_model(ctx, fresh)
     await announce_account_update(ctx, model, "password")
     return json_response(model)
 
@@ -79,7 +80,7 @@ async def account_update_email(ctx):
         fields["password"] = await services.password_hash(ctx, p.password)
         fields["password_update"] = now()
     fresh = await services.user_update(ctx, user_id=user["id"], **fields)
-    model = user_model(fresh)
+    model = await full_user_model(ctx, fresh)
     await announce_account_update(ctx, model, "email")
     return json_response(model)
 
@@ -95,7 +96,7 @@ async def account_update_prefs(ctx):
     if len(orjson.dumps(prefs)) > MAX_PREFS_BYTES:
         raise AppwriteError("general_argument_invalid", f"Invalid `prefs` param: Value must be a valid object no larger than {MAX_PREFS_BYTES} bytes")
     user = await services.user_update(ctx, user_id=ctx.auth.user["id"], prefs=prefs)
-    model = user_model(user)
+    model = await full_user_model(ctx, user)
     await announce_account_update(ctx, model, "prefs")
     return json_response(model)
 
@@ -104,7 +105,7 @@ async def account_update_status(ctx):
     user_id = ctx.auth.user["id"]
     user = await services.user_update(ctx, user_id=user_id, status=False)
     await services.sessions_delete_all(ctx, user_id=user_id)
-    model = user_model(user)
+    model = await full_user_model(ctx, user)
     await announce_account_update(ctx, model, "status")
     response = json_response(model)
     clear_session_cookies(ctx, response)

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from apps.accounts.authn import session_cookie_name
+from apps.accounts.credentials.authn import session_cookie_name
 from apps.core.http.context import Cookie, Response
 
 

@@ -7,14 +7,15 @@ from typing import Annotated
 
 from pydantic import StringConstraints
 
-from apps.accounts import identities
-from apps.accounts.api.inputs import IdParam, Strict
+from apps.accounts.api.inputs import IdParam
+from apps.accounts.services import identities
 from apps.core.http.context import json_response, no_content
+from apps.core.http.inputs import LooseBool, Strict
 
 
 class IdentitiesList(Strict):
     queries: list[str] | None = None
-    total: bool = True
+    total: LooseBool = True
 
 
 class UsersIdentitiesList(IdentitiesList):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
+from pydantic import AfterValidator, Field, StringConstraints, WithJsonSchema
 
-from apps.core.ids import NewId
+from apps.core.domain.ids import NewId
+from apps.core.http.inputs import Bool, LooseBool, Strict
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
 
@@ -26,12 +27,6 @@ Email = Annotated[str, StringConstraints(max_length=320), AfterValidator(_email)
 Password = Annotated[str, StringConstraints(min_length=8, max_length=256)]
 Name = Annotated[str, StringConstraints(max_length=128)]
 IdParam = Annotated[str, StringConstraints(min_length=1, max_length=36)]
-
-
-class Strict(BaseModel):
-    """Base: unknown parameters are refused (400 ``general_argument_invalid``)."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class AccountCreate(Strict):
@@ -57,7 +52,7 @@ class Empty(Strict):
 
 
 class SessionsList(Strict):
-    total: bool = True
+    total: LooseBool = True
     queries: list[str] | None = None
 
 
@@ -66,7 +61,7 @@ class SessionRef(Strict):
 
 
 class SessionsDelete(Strict):
-    current: bool = True
+    current: Bool = True
 
 
 class JwtCreate(Strict):
@@ -121,13 +116,13 @@ class MagicUrlCreate(Strict):
     userId: NewId
     email: Email
     url: Annotated[str, StringConstraints(max_length=2048)] = ""
-    phrase: bool = False
+    phrase: Bool = False
 
 
 class EmailTokenCreate(Strict):
     userId: NewId
     email: Email
-    phrase: bool = False
+    phrase: Bool = False
 
 
 class PhoneTokenCreate(Strict):
@@ -136,7 +131,7 @@ class PhoneTokenCreate(Strict):
 
 
 class MfaUpdate(Strict):
-    mfa: bool
+    mfa: Bool
 
 
 class AuthenticatorRef(Strict):
@@ -164,7 +159,7 @@ class UserRef(Strict):
 
 class UserMfaUpdate(Strict):
     userId: IdParam
-    mfa: bool
+    mfa: Bool
 
 
 class UserAuthenticatorRef(Strict):

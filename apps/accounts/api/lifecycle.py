@@ -6,18 +6,20 @@ from __future__ import annotations
 
 import secrets
 
-from apps.accounts import selectors, services, token_services
 from apps.accounts.api.account import announce_account_update
-from apps.accounts.links import redirect_check, url_with
-from apps.accounts.mails import link_mail
 from apps.accounts.models import TokenType
-from apps.accounts.password_policy import history_after, password_check
+from apps.accounts.passwords.policy import history_after, password_check
 from apps.accounts.responses import token_model, user_model
-from apps.core.db import as_dt, as_json, now
+from apps.accounts.selectors import accounts as selectors
+from apps.accounts.services import accounts as services
+from apps.accounts.services import tokens as token_services
+from apps.accounts.services.links import redirect_check, url_with
+from apps.accounts.services.mails import link_mail
+from apps.core.domain.mail import require_mail
+from apps.core.domain.timefmt import iso
+from apps.core.drivers.db import as_dt, as_json, now
 from apps.core.errors import AppwriteError
 from apps.core.http.context import json_response
-from apps.core.mail import require_mail
-from apps.core.timefmt import iso
 
 # Appwrite: TOKEN_EXPIRATION_CONFIRM / TOKEN_EXPIRATION_RECOVERY (seconds), TOKEN_LENGTH_* (chars).
 LINK_LIFETIME = 3600
@@ -53,7 +55,7 @@ async def verification_create(ctx):
     Raises 400 (url off the platforms), 503 ``general_smtp_disabled``, 400
     ``user_email_not_found``, 409 ``user_email_already_verified``."""
     await redirect_check(ctx, ctx.params.url)
-    require_mail()
+    require_mail(ctx.project)
     user = ctx.auth.user
     if not user["email"]:
         raise AppwriteError("user_email_not_found")
@@ -83,7 +85,7 @@ async def recovery_create(ctx):
     Raises 400 (url), 503 ``general_smtp_disabled``, 404 ``user_not_found``, 403 ``user_blocked``."""
     p = ctx.params
     await redirect_check(ctx, p.url)
-    require_mail()
+    require_mail(ctx.project)
     user = await selectors.user_get_by_email(ctx, project_id=ctx.project["id"], email=p.email)
     if user is None:
         raise AppwriteError("user_not_found")
@@ -116,11 +118,13 @@ async def recovery_confirm(ctx):
 
 
 async def phone_verification_create(ctx):
-    """``POST /account/verifications/phone``: needs an SMS provider; this server has none.
-    Raises 501 ``user_auth_method_unsupported`` (phone sign-in off), else 503
-    ``general_phone_disabled`` (Appwrite checks the provider first)."""
+    """``POST /account/verifications/phone``: texts a code through the project's SMS provider
+    (``apps.messaging.phone``). Raises 501 ``user_auth_method_unsupported`` (phone sign-in off),
+    503 ``general_phone_disabled`` (no SMS provider)."""
+    from apps.messaging.phone import phone_verification_create as text_code
+
     services.auth_method_check(ctx, "phone")
-    raise AppwriteError("general_phone_disabled")
+    return await text_code(ctx)
 
 
 async def phone_verification_confirm(ctx):

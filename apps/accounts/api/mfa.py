@@ -3,7 +3,7 @@ TOTP authenticator, challenges (TOTP, email code, recovery code), recovery codes
 
 A session starts with one factor (``password``, ``email``...). With MFA on and a second factor
 available, the session must complete a challenge before any other route answers (the gate is in
-``apps.accounts.authn``). Routes marked "recent challenge" need a challenge completed in the last
+``apps.accounts.credentials.authn``). Routes marked "recent challenge" need a challenge completed in the last
 30 minutes (Appwrite's ``mfaProtected``)."""
 
 from __future__ import annotations
@@ -12,16 +12,18 @@ import datetime as dt
 import hashlib
 import secrets
 
-from apps.accounts import mfa, selectors, services
 from apps.accounts.api.account import announce_account_update
-from apps.accounts.mails import code_mail
-from apps.accounts.responses import session_model, user_model
-from apps.core.db import as_dt, as_json, now
+from apps.accounts.responses import full_user_model, session_model
+from apps.accounts.selectors import accounts as selectors
+from apps.accounts.services import accounts as services
+from apps.accounts.services import mfa
+from apps.accounts.services.mails import code_mail
+from apps.core.domain.ids import unique_id
+from apps.core.domain.mail import require_mail
+from apps.core.domain.timefmt import iso
+from apps.core.drivers.db import as_dt, as_json, now
 from apps.core.errors import AppwriteError, invalid_argument
 from apps.core.http.context import json_response, no_content
-from apps.core.ids import unique_id
-from apps.core.mail import require_mail
-from apps.core.timefmt import iso
 
 CHALLENGE_LIFETIME = 3600  # seconds (Appwrite TOKEN_EXPIRATION_CONFIRM)
 
@@ -52,7 +54,7 @@ async def mfa_update(ctx):
     if ctx.params.mfa:
         available = mfa.factors_of(fresh, await _secrets(ctx))
         await _add_factors(ctx, [f for f in (mfa.TOTP, mfa.EMAIL, mfa.PHONE) if available[f]])
-    model = user_model(fresh)
+    model = await full_user_model(ctx, fresh)
     await announce_account_update(ctx, model, "mfa")
     return json_response(model)
 
@@ -82,7 +84,7 @@ async def authenticator_verify(ctx):
         raise AppwriteError("user_invalid_token")
     fresh = await services.user_update(ctx, user_id=ctx.auth.user["id"], mfa_totp_verified=True)
     await _add_factors(ctx, [mfa.TOTP])
-    model = user_model(fresh)
+    model = await full_user_model(ctx, fresh)
     await announce_account_update(ctx, model, "mfa")
     return json_response(model)
 
@@ -101,21 +103,24 @@ async def challenge_create(ctx):
     """``POST /account/mfa/challenges``: start a challenge of ``factor`` (``totp``, ``email``,
     ``phone``, ``recoverycode``, any case); an email challenge mails a 6-digit code. Raises 400
     (unknown factor), 503 ``general_smtp_disabled``, 400 ``user_email_not_found`` /
-    ``user_email_not_verified``, 503 ``general_phone_disabled``."""
+    ``user_email_not_verified``, 503 ``general_phone_disabled`` (no SMS provider), 400
+    ``user_phone_not_found`` / ``user_phone_not_verified``."""
     factor = mfa.FACTORS.get(ctx.params.factor.lower())
     if factor is None:
         raise invalid_argument("factor", "Value must be one of (email, phone, totp, recoverycode)")
     user = ctx.auth.user
     code = ""
     if factor == mfa.EMAIL:
-        require_mail()
+        require_mail(ctx.project)
         if not user["email"]:
             raise AppwriteError("user_email_not_found")
         if not user["email_verification"]:
             raise AppwriteError("user_email_not_verified")
         code = f"{secrets.randbelow(1_000_000):06d}"
-    elif factor == mfa.PHONE:
-        raise AppwriteError("general_phone_disabled")
+    elif factor == mfa.PHONE:  # texted through the project's SMS provider (apps.messaging.phone)
+        from apps.messaging.phone import challenge_sms
+
+        code, text_code = await challenge_sms(ctx, user)
     created = now()
     expire = created + dt.timedelta(seconds=CHALLENGE_LIFETIME)
     async with ctx.db.transaction() as tx:
@@ -125,7 +130,9 @@ async def challenge_create(ctx):
             (ctx.project["id"], user["id"], unique_id(), factor, hashlib.sha256(code.encode()).hexdigest() if code else "",
              ctx.db.dt(expire), ctx.db.dt(created)),
         )
-        if code:
+        if factor == mfa.PHONE:
+            await text_code(tx)
+        elif code:
             await code_mail(ctx, tx, name="mfa-challenge", user=user, otp=code)
     return json_response({"$id": row["uid"], "$createdAt": iso(as_dt(row["created_at"])), "userId": user["uid"],
                           "expire": iso(as_dt(row["expire"]))}, 201)
@@ -138,7 +145,7 @@ async def _challenge_passed(ctx, challenge: dict, otp: str) -> bool:
         step = mfa.totp_step(row["mfa_totp_secret"], otp) if row["mfa_totp_verified"] else None
         # A code completes one challenge: its time step (or an older one) is refused afterwards.
         return step is not None and await services.totp_step_use(ctx, user_id=ctx.auth.user["id"], step=step)
-    if kind == mfa.EMAIL:
+    if kind in (mfa.EMAIL, mfa.PHONE):
         return secrets.compare_digest(challenge["code_hash"], hashlib.sha256(otp.encode()).hexdigest())
     if kind == mfa.RECOVERY_CODE:
         return await services.recovery_code_use(ctx, user_id=ctx.auth.user["id"], code=otp)

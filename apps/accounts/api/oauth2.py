@@ -26,22 +26,23 @@ import orjson
 from django.conf import settings
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
 
-from apps.accounts import services, token_services
 from apps.accounts.api.cookies import set_session_cookies
-from apps.accounts.api.inputs import Strict
-from apps.accounts.links import redirect_allowed, url_with
+from apps.accounts.credentials.tokens import encode_session_token
 from apps.accounts.models import TokenType
 from apps.accounts.oauth2 import client, flow, handoff, takeover
 from apps.accounts.oauth2.config import provider_config_get
 from apps.accounts.oauth2.providers import APPWRITE_PROVIDERS, SPECS
 from apps.accounts.oauth2.state import binding_cookie_name, new_state_key, state_consume, state_create
-from apps.accounts.selectors import user_tag
-from apps.accounts.tokens import encode_session_token
-from apps.core import cache
-from apps.core.db import as_dt
+from apps.accounts.selectors.accounts import user_tag
+from apps.accounts.services import accounts as services
+from apps.accounts.services import tokens as token_services
+from apps.accounts.services.links import redirect_allowed, url_with
+from apps.core.domain.events import WriteEvent, announce
+from apps.core.drivers import cache
+from apps.core.drivers.db import as_dt
 from apps.core.errors import CATALOGUE, AppwriteError, invalid_argument, unregistered_client
-from apps.core.events import WriteEvent, announce
 from apps.core.http.context import Cookie, Response
+from apps.core.http.inputs import Strict
 from apps.projects.selectors import session_duration
 from apps.projects.services import hash_secret
 
@@ -195,7 +196,7 @@ async def oauth2_redirect(ctx):
 
 
 async def _finish(ctx, p: OAuth2Return, state: dict) -> Response:
-    from apps.accounts.authn import parse_cookies
+    from apps.accounts.credentials.authn import parse_cookies
 
     spec = SPECS.get(p.provider)
     if state.get("binding"):

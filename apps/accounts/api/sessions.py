@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from apps.accounts import selectors, services, token_services
 from apps.accounts.api.cookies import clear_session_cookies, set_session_cookies
+from apps.accounts.credentials.tokens import encode_jwt, encode_session_token
 from apps.accounts.models import TokenType
 from apps.accounts.oauth2.handoff import unwrap as unwrap_oauth2_secret
 from apps.accounts.oauth2.sessions import session_refresh_provider_tokens
 from apps.accounts.responses import session_model
-from apps.accounts.tokens import encode_jwt, encode_session_token
-from apps.core.db import as_dt
+from apps.accounts.selectors import accounts as selectors
+from apps.accounts.services import accounts as services
+from apps.accounts.services import tokens as token_services
+from apps.core.domain.events import WriteEvent, announce
+from apps.core.domain.ids import unique_id
+from apps.core.drivers.db import as_dt
 from apps.core.errors import AppwriteError
-from apps.core.events import WriteEvent, announce
 from apps.core.http.context import json_response, no_content
-from apps.core.ids import unique_id
 
 
 async def announce_session(ctx, user_uid: str, session_uid: str, action: str, payload: dict | None = None) -> None:

@@ -17,17 +17,19 @@ import secrets
 
 from django.conf import settings
 
-from apps.accounts import selectors, services, token_services
-from apps.accounts.links import redirect_check, url_with
-from apps.accounts.mails import code_mail, link_mail
 from apps.accounts.models import TokenType
 from apps.accounts.responses import token_model
-from apps.core.db import as_dt
+from apps.accounts.selectors import accounts as selectors
+from apps.accounts.services import accounts as services
+from apps.accounts.services import tokens as token_services
+from apps.accounts.services.links import redirect_check, url_with
+from apps.accounts.services.mails import code_mail, link_mail
+from apps.core.domain.ids import resolve_id
+from apps.core.domain.mail import require_mail
+from apps.core.domain.timefmt import iso
+from apps.core.drivers.db import as_dt
 from apps.core.errors import AppwriteError
 from apps.core.http.context import json_response
-from apps.core.ids import resolve_id
-from apps.core.mail import require_mail
-from apps.core.timefmt import iso
 
 MAGIC_URL_LIFETIME = 3600  # seconds (Appwrite TOKEN_EXPIRATION_CONFIRM)
 MAGIC_URL_SECRET_HEX = 64  # characters (TOKEN_LENGTH_MAGIC_URL)
@@ -70,7 +72,7 @@ async def magic_url_create(ctx):
     p = ctx.params
     if p.url:
         await redirect_check(ctx, p.url)
-    require_mail()
+    require_mail(ctx.project)
     user = await _user_for_email(ctx, user_id=p.userId, email=p.email)
     phrase = security_phrase() if p.phrase else ""
     base = p.url or f"{settings.PUBLIC_URL}/console/auth/magic-url"
@@ -93,7 +95,7 @@ async def email_token_create(ctx):
     account for an email another user's OAuth2 identity reports)."""
     services.auth_method_check(ctx, "email-otp")
     p = ctx.params
-    require_mail()
+    require_mail(ctx.project)
     try:
         user = await _user_for_email(ctx, user_id=p.userId, email=p.email)
     except AppwriteError as err:
@@ -115,8 +117,10 @@ async def email_token_create(ctx):
 
 
 async def phone_token_create(ctx):
-    """``POST /account/tokens/phone``: needs an SMS provider; this server has none. Raises 501
-    (phone sign-in off), else 503 ``general_phone_disabled`` (Appwrite checks the provider
-    before anything else)."""
+    """``POST /account/tokens/phone``: texts a sign-in code through the project's SMS provider
+    (``apps.messaging.phone``). Raises 501 (phone sign-in off), 503 ``general_phone_disabled``
+    (no SMS provider)."""
+    from apps.messaging.phone import phone_token_create as text_code
+
     services.auth_method_check(ctx, "phone")
-    raise AppwriteError("general_phone_disabled")
+    return await text_code(ctx)

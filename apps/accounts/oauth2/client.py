@@ -5,7 +5,7 @@ signature, ``iss``, ``aud``, ``azp``, ``exp``, ``iat``, ``nonce``, ``at_hash``),
 documents and user info.
 
 Every call to a provider goes through httpx2 with ``OAUTH2_HTTP_TIMEOUT``: natively async under
-ASGI, blocking under WSGI (where handlers never suspend, see apps.core.runtime). A provider that
+ASGI, blocking under WSGI (where handlers never suspend, see apps.core.drivers.runtime). A provider that
 cannot be reached, answers garbage or refuses the exchange raises :class:`ProviderError`,
 carrying the Appwrite error type the flow reports; nothing here raises anything else.
 """
@@ -32,7 +32,7 @@ from joserfc.jws import JWSRegistry
 
 from apps.accounts.oauth2.config import ProviderConfig
 from apps.accounts.oauth2.providers import Profile, ProviderSpec
-from apps.core.runtime import SYNC
+from apps.core.drivers.runtime import SYNC
 
 log = logging.getLogger("apps.accounts.oauth2")
 ID_TOKEN_LEEWAY = 60  # seconds of clock skew allowed on exp/iat

@@ -15,7 +15,7 @@ from django.db import transaction
 
 from apps.accounts.models import OAuthProvider
 from apps.accounts.oauth2 import crypto
-from apps.accounts.oauth2.providers import GITLAB_DEFAULT_BASE, MICROSOFT_DEFAULT_TENANT, SPECS
+from apps.accounts.oauth2.providers import GITLAB_DEFAULT_BASE, MICROSOFT_DEFAULT_TENANT, SPECS, tenant_problem
 from apps.core.errors import AppwriteError
 
 URL_FIELDS = ("discovery_url", "authorization_url", "token_url", "userinfo_url", "base_url")
@@ -44,6 +44,9 @@ def validate(provider: str, values: dict, has_secret: bool) -> None:
     for name in URL_FIELDS:
         if values.get(name):
             _check_url(name, values[name])
+    problem = tenant_problem(values.get("tenant") or "")
+    if problem:
+        raise ConfigError(f"{problem}, got {values['tenant']!r}")
     if not values.get("enabled"):
         return
     missing = [n for n in ("client_id",) if not values.get(n)]

@@ -23,11 +23,13 @@ signed-in browser cannot attach a stranger's provider account to the victim (RFC
 
 from __future__ import annotations
 
-from apps.accounts import identities, selectors, services
 from apps.accounts.oauth2.providers import Profile
 from apps.accounts.oauth2.takeover import account_take_over
+from apps.accounts.selectors import accounts as selectors
+from apps.accounts.services import accounts as services
+from apps.accounts.services import identities
+from apps.core.domain.ids import unique_id
 from apps.core.errors import AppwriteError
-from apps.core.ids import unique_id
 
 
 async def _other_user_has_email(ctx, email: str, user_id: int) -> bool:

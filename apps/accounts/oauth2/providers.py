@@ -14,6 +14,7 @@ name 400 ``general_argument_invalid``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -195,3 +196,17 @@ SPECS: dict[str, ProviderSpec] = {spec.name: spec for spec in [
 
 GITLAB_DEFAULT_BASE = "https://gitlab.com"
 MICROSOFT_DEFAULT_TENANT = "common"
+# Microsoft's tenant forms: a keyword, a tenant ID (a GUID) or a tenant's domain name. The value
+# goes into the sign-in URLs' path, so ``../x`` or ``a/b`` would point them elsewhere.
+_TENANT = re.compile(
+    r"(common|organizations|consumers"
+    r"|[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
+    r"|(?=.{1,253}\Z)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63})")
+
+
+def tenant_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a Microsoft tenant, or ``None`` when it can (empty: the default)."""
+    if not value or _TENANT.fullmatch(value):
+        return None
+    return ("tenant must be common, organizations, consumers, a tenant ID (a GUID) "
+            "or a tenant's domain name (contoso.onmicrosoft.com)")

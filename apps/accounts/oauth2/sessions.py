@@ -11,7 +11,7 @@ import datetime as dt
 from apps.accounts.oauth2 import client, crypto
 from apps.accounts.oauth2.config import provider_config_get
 from apps.accounts.oauth2.providers import SPECS
-from apps.core.db import now
+from apps.core.drivers.db import now
 from apps.core.errors import AppwriteError
 
 

@@ -13,7 +13,7 @@ import secrets
 
 from django.conf import settings
 
-from apps.core.db import as_dt, as_json, now
+from apps.core.drivers.db import as_dt, as_json, now
 from apps.projects.services import hash_secret
 
 

@@ -19,8 +19,8 @@ memberships and the data the user owns.
 
 from __future__ import annotations
 
-from apps.accounts import selectors
-from apps.core.db import now
+from apps.accounts.selectors import accounts as selectors
+from apps.core.drivers.db import now
 
 # Rows through which someone signs in, or proves a factor, as the user.
 _CREDENTIAL_TABLES = ("accounts_session", "accounts_token", "accounts_challenge", "accounts_identity")
@@ -34,7 +34,7 @@ async def account_take_over(ctx, *, user: dict) -> dict | None:
     meanwhile (a concurrent sign-in took the account over first, or the owner confirmed the
     address): then nothing is changed. Run it in the sign-in's transaction, before the new
     identity and session are written; after the commit the caller drops the user's cached
-    sessions (``apps.core.cache.invalidate`` with ``selectors.user_tag``).
+    sessions (``apps.core.drivers.cache.invalidate`` with ``selectors.user_tag``).
     """
     db = ctx.db
     # The user row first, and only while still unverified: the row lock makes a concurrent

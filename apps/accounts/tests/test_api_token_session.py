@@ -82,7 +82,7 @@ BAD_INPUT = [
     ("secret too long", {"userId": "u1", "secret": "s" * 257}, 400, "general_argument_invalid"),
     ("userId too long", {"userId": "u" * 37, "secret": "abc"}, 400, "general_argument_invalid"),
     ("userId wrong type", {"userId": 5, "secret": "abc"}, 400, "general_argument_invalid"),
-    ("unknown field", {"userId": "u1", "secret": "abc", "admin": True}, 400, "general_argument_invalid"),
+    ("undeclared field ignored", {"userId": "u1", "secret": "abc", "admin": True}, 401, "user_invalid_token"),
     ("malformed json", b"{userId", 400, "general_bad_request"),
     ("unknown user", {"userId": "nobody", "secret": "abc"}, 401, "user_invalid_token"),
 ]

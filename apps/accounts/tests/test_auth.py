@@ -66,12 +66,26 @@ def test_guest_scope_message(api: Api):
     assert r.json()["message"] == 'User (role: guests) missing scopes (["account"])'
 
 
+def test_a_guest_on_a_key_only_route_is_told_to_send_a_key(signed_in):
+    """A server SDK without ``set_key``: Appwrite's message, then where the scope comes from. A
+    session on the same route gets Appwrite's message alone (it did send a credential)."""
+    api, user, token, _ = signed_in
+    r = api.call("GET", "/users")
+    assert r.status_code == 401 and r.json()["type"] == "general_unauthorized_scope"
+    assert r.json()["message"] == (
+        'User (role: guests) missing scopes (["users.read"]) No API key came with the request: this route needs a '
+        "key with that scope in the X-Appwrite-Key header (set_key / setKey in the SDKs; manage.py createapikey "
+        "makes one).")
+    r = api.call("GET", "/users", session=token)
+    assert r.status_code == 401 and r.json()["message"] == f'{user["email"]} (role: users) missing scopes (["users.read"])'
+
+
 def test_expired_session_is_a_guest(signed_in, sql):
     api, user, token, _ = signed_in
     rows = sql("UPDATE accounts_session SET expire = now() - interval '1 second' WHERE user_id = "
                "(SELECT id FROM accounts_user WHERE uid = %s AND project_id = %s) RETURNING user_id",
                (user["$id"], api.project.pk))
-    # An SQL edit bypasses the services that drop cached sessions (apps/core/cache.py): tell the
+    # An SQL edit bypasses the services that drop cached sessions (apps/core/drivers/cache.py): tell the
     # server the way they do. (Real expiry needs nothing: the cached expiry is checked per request.)
     drop_cached(f"user:{rows[0][0]}")
     deadline = time.monotonic() + 3

@@ -134,7 +134,7 @@ def test_bad_hash_parameters_are_refused(api: Api, sql, case):
 
 def test_firebase_vector_reproduces_with_the_servers_code():
     """The server's own Firebase routine gives the published hash for the published input."""
-    from apps.accounts.hashers import firebase_scrypt
+    from apps.accounts.passwords.hashers import firebase_scrypt
 
     made = firebase_scrypt("user1password", base64.b64decode(FIREBASE["passwordSalt"]),
                            base64.b64decode(FIREBASE["passwordSaltSeparator"]),

@@ -22,7 +22,7 @@ from joserfc.jwk import ECKey
 from apps.accounts.oauth2 import client
 from apps.accounts.oauth2.config import ProviderConfig
 from apps.accounts.oauth2.providers import APPWRITE_PROVIDERS, GITLAB_DEFAULT_BASE, MICROSOFT_DEFAULT_TENANT, SPECS
-from apps.core.runtime import run_sync
+from apps.core.drivers.runtime import run_sync
 
 PUBLISHED = {
     "github": {  # docs.github.com: "Authorizing OAuth apps", REST "Users" and "Emails"

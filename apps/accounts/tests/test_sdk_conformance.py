@@ -15,6 +15,8 @@ from appwrite.id import ID
 from appwrite.models import Jwt, Session, SessionList, User
 from appwrite.services.account import Account
 
+from conftest import EVERY_BUILD
+
 
 def _client(server, project_id: str) -> Client:
     return Client().set_endpoint(server.endpoint).set_project(project_id)
@@ -35,6 +37,7 @@ def sdk(server, project):
     return admin, email, password, session
 
 
+@EVERY_BUILD  # also on the naive build: one of its smoke tests (conftest.EVERY_BUILD)
 def test_account_flow(server, project, sdk):
     _, email, password, session = sdk
     assert isinstance(session, Session) and session.secret, "API-key callers get the session secret"

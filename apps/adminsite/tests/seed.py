@@ -1,6 +1,7 @@
 """Data for the admin's tests, made through the live server's API with a project key: a user with
 a session, a team with a membership, a database with a table (columns, an index, rows with
-permissions) and a bucket with an image and a text file."""
+permissions) and a bucket with an image and a text file; and the check of switched-off services
+that the switch tests share."""
 
 from __future__ import annotations
 
@@ -70,3 +71,15 @@ def account_status(api: Api, session: str, expected: int, within: float = 3.0):
         if response.status_code == expected or time.monotonic() > deadline:
             return response
         time.sleep(0.05)
+
+
+def assert_locale_and_graphql_off(api) -> None:
+    """With the project's ``locale`` service and ``graphql`` protocol switched off, the live
+    server refuses keyless requests to them (503 ``general_service_disabled``, 403
+    ``general_api_disabled``), serves them with a key, and serves the other services."""
+    r = api.call("GET", "/locale/codes")
+    assert r.status_code == 503 and r.json()["type"] == "general_service_disabled"
+    assert api.call("GET", "/locale/codes", key=True).status_code == 200
+    r = api.call("POST", "/graphql", json={"query": "{ localeListCodes { total } }"})
+    assert r.status_code == 403 and r.json()["type"] == "general_api_disabled"
+    assert api.call("GET", "/avatars/initials", params={"name": "A B"}).status_code == 200

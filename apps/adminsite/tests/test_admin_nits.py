@@ -63,10 +63,10 @@ def test_label_help_text_shows_the_name_placeholder(admin_client, django_db_bloc
     assert "role label:." not in html and "<name>" not in html
 
 
-def test_project_page_says_phone_is_unavailable_and_offers_no_session_alerts(admin_client, django_db_blocker,
+def test_project_page_says_phone_needs_an_sms_provider_and_offers_no_session_alerts(admin_client, django_db_blocker,
                                                                               api: Api):
     html = _get(admin_client, django_db_blocker, reverse("admin:projects_project_change", args=[api.project.pk]))
-    assert "Phone sign-in (unavailable: no SMS provider)" in html
-    assert "This server sends no SMS" in html
+    assert "Phone sign-in (needs an SMS provider)" in html
+    assert "without one, phone sign-in and phone verification answer 503" in html
     assert 'name="auth_session_alerts"' not in html and "Session alerts" not in html
     assert 'name="auth_invalidate_sessions"' in html  # the rest of the box stays

@@ -49,6 +49,40 @@ def test_home_page_names_the_product_and_shows_the_servers_health(admin_client, 
     assert ">Api keys<" not in html and ">API keys<" in html
 
 
+def test_home_page_shows_the_workers_liveness_and_the_queues_depth(admin_client, django_db_blocker):
+    """Mail queued while no worker is alive fails the "worker" check with the waiting count; a
+    fresh heartbeat passes it. Waiting tasks are counted as ``/v1/health/queue/mails`` counts them."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from django_tasks_db.models import DBTaskResult
+
+    from apps.core.models import TaskWorker
+    from apps.core.tests.sample_tasks import slow_marker
+
+    later = timezone.now() + timedelta(days=1)  # not claimed by the tests' mail worker meanwhile
+    with django_db_blocker.unblock():
+        queued = slow_marker.using(queue_name="mails", run_after=later).enqueue(path="/nonexistent", seconds=0)
+        try:
+            # Every heartbeat is older than a microsecond: no worker counts as alive.
+            with override_settings(TASKS_WORKER_TIMEOUT=1e-6):
+                down = admin_client.get(reverse("admin:index")).content.decode()
+            TaskWorker.objects.create(worker_id="admin-page-test", host="here", pid=1, seen_at=timezone.now())
+            up = admin_client.get(reverse("admin:index")).content.decode()
+        finally:
+            TaskWorker.objects.filter(worker_id="admin-page-test").delete()
+            DBTaskResult.objects.filter(id=queued.id).delete()
+    row = re.search(r'<tr id="health-worker" class="health-(\w+)">(.*?)</tr>', down, re.S)
+    assert row.group(1) == "fail" and "no worker seen" in row.group(2)
+    assert re.search(r'class="stuck">\d+ task\(s\) waiting', row.group(2))
+    mails = re.search(r'data-queue="mails">(.*?)</tr>', down, re.S).group(1)
+    assert int(re.search(r'class="queue-size">(\d+)<', mails).group(1)) >= 1
+    assert "GET /v1/health/queue/mails" in mails and "GET /v1/health/queue/failed/v1-mails" in mails
+    row = re.search(r'<tr id="health-worker" class="health-(\w+)">(.*?)</tr>', up, re.S)
+    assert row.group(1) == "pass" and "worker(s) alive" in row.group(2) and "stuck" not in row.group(2)
+    assert 'title="admin-page-test on here, pid 1"' in row.group(2)
+
+
 @override_settings(DEMO_ENABLED=True)
 def test_view_site_leads_to_the_demo_when_it_is_served(admin_client, django_db_blocker):
     html = _get(admin_client, django_db_blocker, reverse("admin:index"))
@@ -77,15 +111,73 @@ def test_table_page_reads_well_and_links_its_rows(admin_client, django_db_blocke
 
     rows = _get(admin_client, django_db_blocker, reverse("admin:databases_row_changelist"), table=pk)
     assert "item0" in rows and "item1" in rows and "Lamp \u00e9clair" in rows
-    row_pk = sql("SELECT id FROM databases_row WHERE table_id = %s AND uid = 'item0'", (pk,))[0][0]
-    row = _get(admin_client, django_db_blocker, reverse("admin:databases_row_change", args=[row_pk]))
-    pretty = re.search(r'<pre class="json">(.*?)</pre>', row, re.S).group(1)
-    assert pretty.startswith("{\n  &quot;") and pretty.endswith("\n}")  # indented, one key a line
-    assert "\n  &quot;title&quot;: &quot;Chair&quot;" in pretty and "\n  &quot;price&quot;: 49.5" in pretty
-    assert f"<li>read(&quot;user:{data['user']['$id']}&quot;)</li>" in row
-    assert "Delete" not in row and 'name="_save"' not in row  # read-only
     nothing = _get(admin_client, django_db_blocker, reverse("admin:databases_row_changelist"), table="x")
     assert "item0" not in nothing and "0 rows" in nothing
+
+
+def _rows_of(api: Api, data) -> str:
+    return f"/tablesdb/{data['database']['$id']}/tables/{data['table']['$id']}/rows"
+
+
+def test_rows_are_listed_as_their_tables_columns_and_searched_by_value(admin_client, django_db_blocker, data, sql):
+    pk = _table_pk(sql, data)
+    url = reverse("admin:databases_row_changelist")
+    rows = _get(admin_client, django_db_blocker, url, table=pk)
+    headers = re.findall(r'<th scope="col" class="[^"]*column-(\w+)', rows)
+    assert headers[headers.index("uid"):] == ["uid", "column_title", "column_price", "updated_at"]
+    assert re.search(r'<td class="field-column_title">Chair</td>\s*<td class="field-column_price">49.5</td>', rows)
+    found = _get(admin_client, django_db_blocker, url, table=pk, q="clai")  # inside a word, any case
+    assert "Lamp \u00e9clair" in found and "item0" not in found
+    assert "item0" in _get(admin_client, django_db_blocker, url, table=pk, q="item0")  # by ID still
+    everything = _get(admin_client, django_db_blocker, url)  # no table chosen: the data as JSON
+    assert "column-data_preview" in everything
+
+
+def test_rows_are_edited_added_and_deleted_through_the_api_with_typed_fields(admin_client, django_db_blocker,
+                                                                            data, api: Api, sql):
+    pk = _table_pk(sql, data)
+    row_pk = sql("SELECT id FROM databases_row WHERE table_id = %s AND uid = 'item0'", (pk,))[0][0]
+    change = reverse("admin:databases_row_change", args=[row_pk])
+    page = _get(admin_client, django_db_blocker, change)
+    assert '<input type="text" name="col__title" value="Chair" maxlength="64" required' in page
+    assert 'type="number" name="col__price" value="49.5"' in page
+    assert f'read(&quot;user:{data["user"]["$id"]}&quot;)</textarea>' in page
+    assert "varchar, up to 64 characters, required" in page and "double, optional" in page
+    perms = f'read("user:{data["user"]["$id"]}")'
+    with django_db_blocker.unblock():
+        typed = admin_client.post(change, {"col__title": "Chair", "col__price": "cheap", "permissions_text": perms})
+        bad_permission = admin_client.post(change, {"col__title": "Chair", "col__price": "1",
+                                                    "permissions_text": 'read("nobody")'})
+        saved = admin_client.post(change, {"col__title": "Armchair", "col__price": "55.25",
+                                           "permissions_text": perms + '\nupdate("any")'})
+    assert typed.status_code == 200 and "Enter a number." in typed.content.decode()
+    assert bad_permission.status_code == 200 and "errorlist" in bad_permission.content.decode()
+    assert saved.status_code == 302, saved.content.decode()[-3000:]
+    row = api.call("GET", f"{_rows_of(api, data)}/item0", key=True).json()
+    assert row["title"] == "Armchair" and row["price"] == 55.25
+    assert sorted(row["$permissions"]) == sorted([perms, 'update("any")'])
+
+    add = reverse("admin:databases_row_add")
+    # Searched, so the table is listed however many tables other tests have left in the database.
+    chooser = _get(admin_client, django_db_blocker, add, q=data["table"]["$id"])
+    assert f'href="{add}?table={pk}"' in chooser
+    assert "No table matches" in _get(admin_client, django_db_blocker, add, q="no-such-table-anywhere")
+    with django_db_blocker.unblock():
+        clash = admin_client.post(f"{add}?table={pk}", {"row_id": "item0", "col__title": "Stool", "col__price": ""})
+        missing = admin_client.post(f"{add}?table={pk}", {"row_id": "", "col__title": "", "col__price": "3"})
+        made = admin_client.post(f"{add}?table={pk}", {"row_id": "stool", "col__title": "Stool", "col__price": "",
+                                                       "permissions_text": 'read("any")'})
+    assert clash.status_code == 200 and "row_already_exists" in clash.content.decode()
+    assert missing.status_code == 200 and "This field is required." in missing.content.decode()
+    assert made.status_code == 302, made.content.decode()[-3000:]
+    stool = api.call("GET", f"{_rows_of(api, data)}/stool", key=True).json()
+    assert stool["title"] == "Stool" and stool["price"] is None and stool["$permissions"] == ['read("any")']
+
+    stool_pk = sql("SELECT id FROM databases_row WHERE table_id = %s AND uid = 'stool'", (pk,))[0][0]
+    with django_db_blocker.unblock():
+        gone = admin_client.post(reverse("admin:databases_row_delete", args=[stool_pk]), {"post": "yes"})
+    assert gone.status_code == 302
+    assert api.call("GET", f"{_rows_of(api, data)}/stool", key=True).status_code == 404
 
 
 def test_files_show_human_sizes_and_a_thumbnail_for_images(admin_client, django_db_blocker, data, sql):

@@ -49,7 +49,7 @@ ICON_CASES = [
     ("flag negative", "/avatars/flags/de?height=-1", 400, "general_argument_invalid", None),
     ("flag quality", "/avatars/flags/de?quality=101", 400, "general_argument_invalid", None),
     ("flag not int", "/avatars/flags/de?width=wide", 400, "general_argument_invalid", None),
-    ("flag unknown param", "/avatars/flags/de?colour=red", 400, "general_argument_invalid", None),
+    ("flag undeclared param ignored", "/avatars/flags/de?colour=red&key=x", 200, None, (100, 100)),
     ("browser", "/avatars/browsers/ch", 200, None, (100, 100)),
     ("browser edge", "/avatars/browsers/ps?width=64&height=64", 200, None, (64, 64)),
     ("browser unknown", "/avatars/browsers/zz", 400, "general_argument_invalid", None),
@@ -70,6 +70,9 @@ ICON_CASES = [
     ("qr size 0", "/avatars/qr?text=a&size=0", 400, "general_argument_invalid", None),
     ("qr margin 11", "/avatars/qr?text=a&margin=11", 400, "general_argument_invalid", None),
     ("qr bad bool", "/avatars/qr?text=a&download=perhaps", 400, "general_argument_invalid", None),
+    *[(f"qr download={v}", f"/avatars/qr?text=a&download={v}", 400, "general_argument_invalid", None)
+      for v in ("off", "yes", "2", "on", "True")],
+    *[(f"qr download={v}", f"/avatars/qr?text=a&size=50&download={v}", 200, None, (50, 50)) for v in ("0", "false")],
     ("image missing url", "/avatars/image", 400, "general_argument_invalid", None),
     ("image ftp", "/avatars/image?url=ftp://127.0.0.1/x.png", 400, "general_argument_invalid", None),
     ("favicon missing url", "/avatars/favicon", 400, "general_argument_invalid", None),
@@ -118,6 +121,9 @@ def test_qr_is_decodable_and_downloadable(svc_api: Api):
     img = image_of(r).convert("L")
     assert img.size == (200, 200) and set(img.tobytes()) == {0, 255}
     assert "Content-Disposition" not in svc_api.call("GET", "/avatars/qr?text=hello").headers
+    # download is a loose boolean (Appwrite's docs say "Pass 0 for no header, or 1 for otherwise")
+    assert svc_api.call("GET", "/avatars/qr?text=hello&download=1").headers["Content-Disposition"].startswith("attach")
+    assert "Content-Disposition" not in svc_api.call("GET", "/avatars/qr?text=hello&download=0").headers
 
 
 def test_remote_image(svc_server, project, origin):
@@ -225,3 +231,20 @@ def test_favicon_redirects_are_checked_each_hop(svc_api: Api, origin):
     r = svc_api.call("GET", "/avatars/favicon", params={"url": origin.url + "/loop"})
     assert r.status_code == 404 and r.json()["type"] == "avatar_remote_url_failed"
     assert len(origin.hits) == 6  # the first request and five redirects
+
+
+def _http10(content_type: str, body: bytes):
+    def handler(request):
+        request.close_connection = True
+        request.wfile.write(f"HTTP/1.0 200 OK\r\nContent-Type: {content_type}\r\n\r\n".encode() + body)
+    return handler
+
+
+def test_servers_that_close_after_answering(svc_api: Api, origin):
+    """Regression (was a 500): an HTTP/1.0 origin whose body ends with the connection."""
+    origin.routes["/a.png"] = _http10("image/png", png_bytes((80, 60)))
+    origin.routes["/page"] = _http10("text/html", b'<html><head><link rel="icon" href="/a.png"></head></html>')
+    r = svc_api.call("GET", "/avatars/image", params={"url": origin.url + "/a.png", "width": 80, "height": 60})
+    assert r.status_code == 200 and image_of(r).size == (80, 60)
+    r = svc_api.call("GET", "/avatars/favicon", params={"url": origin.url + "/page"})
+    assert r.status_code == 200 and image_of(r).size == (56, 56)  # the default favicon size

@@ -62,3 +62,27 @@ def test_scheme_and_host_checks(allow_loopback):
     for url in ("file:///etc/passwd", "gopher://127.0.0.1/", "http:///nohost", "http://127.0.0.1:99999/"):
         with pytest.raises(f.FetchRefused):
             f.fetch(url)
+
+
+def _closing(version: str, body: bytes, declare_length: bool):
+    """A route answering in ``version`` and closing the connection after the body."""
+    def handler(request):
+        request.close_connection = True
+        head = f"{version} 200 OK\r\nContent-Type: image/png\r\nConnection: close\r\n"
+        if declare_length:
+            head += f"Content-Length: {len(body)}\r\n"
+        request.wfile.write(head.encode() + b"\r\n" + body)
+        request.wfile.flush()
+    return handler
+
+
+@pytest.mark.parametrize("version, declare_length", [
+    ("HTTP/1.0", False), ("HTTP/1.0", True), ("HTTP/1.1", True), ("HTTP/1.1", False),
+])
+def test_a_server_that_closes_after_answering(allow_loopback, origin, version, declare_length):
+    """Regression: an answer that ends the connection (HTTP/1.0, ``Connection: close``, a body
+    delimited by the close) is read whole instead of failing on the discarded socket."""
+    body = bytes(range(256)) * 300
+    origin.routes["/closing"] = _closing(version, body, declare_length)
+    got = f.fetch(f"{origin.url}/closing")
+    assert got.status == 200 and got.body == body and got.content_type == "image/png"

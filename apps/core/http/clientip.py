@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import ipaddress
 from functools import cache
+from typing import Any
 
 from django.conf import settings
 
 
 @cache
-def _trusted() -> tuple:
+def _trusted() -> tuple[Any, ...]:
     return tuple(ipaddress.ip_network(item, strict=False) for item in settings.TRUSTED_PROXIES)
 
 
@@ -30,7 +31,7 @@ def client_ip(peer: str, forwarded_for: str | None) -> str:
     return peer
 
 
-def _in(addr: str, nets: tuple) -> bool:
+def _in(addr: str, nets: tuple[Any, ...]) -> bool:
     try:
         ip = ipaddress.ip_address(addr)
     except ValueError:

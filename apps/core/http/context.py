@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from apps.core.auth import Auth
+from apps.core.http.auth import Auth
 
 
 @dataclass(slots=True)
@@ -97,17 +97,20 @@ class RequestContext:
     client_ip: str = ""
     db: Any = None
     kv: Any = None
-    project: dict | None = None
+    project: dict[str, Any] | None = None
     auth: Auth = field(default_factory=Auth)
     endpoint: Any = None
-    # Keys of process-local cache entries this request was served from (apps.core.cache), so a
+    # Keys of process-local cache entries this request was served from (apps.core.drivers.cache), so a
     # handler can retry with fresh data when a cached entry may be behind another process's write.
-    cache_hits: list = field(default_factory=list)
+    cache_hits: list[Any] = field(default_factory=list)
     path_params: dict[str, str] = field(default_factory=dict)
     params: Any = None
     raw_params: dict[str, Any] = field(default_factory=dict)
     response_headers: list[tuple[str, str]] = field(default_factory=list)
     origin_allowed: bool = False
+    # How the request arrived, for the project's protocol switches: "rest", or "graphql" for a
+    # field of a GraphQL document run through the pipeline (apps.graphql).
+    protocol: str = "rest"
 
     @property
     def host(self) -> str:

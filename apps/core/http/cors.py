@@ -7,8 +7,10 @@ rate-limit headers are exposed. Any other Origin gets no grant.
 
 from __future__ import annotations
 
+from typing import Any
+
 from apps.core.http import hosts
-from apps.core.http.context import Response
+from apps.core.http.context import RequestContext, Response
 
 ALLOW_HEADERS = ", ".join([
     "Origin", "Cookie", "Set-Cookie", "X-Requested-With", "Content-Type", "Accept", "Range",
@@ -36,7 +38,7 @@ def grant_headers(origin: str) -> list[tuple[str, str]]:
     ]
 
 
-def same_origin(ctx, origin: str) -> bool:
+def same_origin(ctx: RequestContext, origin: str) -> bool:
     """True when ``origin`` is the API's own: ``PUBLIC_URL``, or the request's scheme and Host
     when ``ALLOWED_HOSTS`` restricts Host (checked before this runs). With ``ALLOWED_HOSTS=*`` a
     Host header proves nothing (a DNS-rebinding page sends its own), so only ``PUBLIC_URL`` counts."""
@@ -45,7 +47,7 @@ def same_origin(ctx, origin: str) -> bool:
     return hosts.host_checked() and origin == f"{ctx.scheme}://{ctx.host}"
 
 
-async def preflight(ctx, origin: str, origin_checker) -> Response:
+async def preflight(ctx: RequestContext, origin: str, origin_checker: Any) -> Response:
     """Answer an ``OPTIONS`` preflight: 204, with a grant only for a known origin.
 
     The preflight carries no project header value, so an origin is known when it is the API's

@@ -72,9 +72,9 @@ class Router:
     def __init__(self, endpoints: list[Endpoint]):
         self.endpoints = list(endpoints)
         self._static: dict[tuple[str, str], Endpoint] = {}
-        self._dynamic: dict[str, list[tuple[re.Pattern, Endpoint]]] = {}
+        self._dynamic: dict[str, list[tuple[re.Pattern[str], Endpoint]]] = {}
         # (method, segment count, first segment or "" for a parameter) -> routes, in order
-        self._buckets: dict[tuple[str, int, str], list[tuple[re.Pattern, Endpoint]]] = {}
+        self._buckets: dict[tuple[str, int, str], list[tuple[re.Pattern[str], Endpoint]]] = {}
         for ep in self.endpoints:
             for path in (ep.path, *ep.aliases):
                 if "{" not in path:
@@ -86,8 +86,8 @@ class Router:
                     pattern = re.compile("^" + _PARAM.sub(r"(?P<\1>[^/]+)", re.escape(path).replace(r"\{", "{").replace(r"\}", "}")) + "$")
                     self._dynamic.setdefault(ep.method, []).append((pattern, ep))
                     count, first = _bucket(path)
-                    key = (ep.method, count, "" if "{" in first else first)
-                    self._buckets.setdefault(key, []).append((pattern, ep))
+                    bucket = (ep.method, count, "" if "{" in first else first)
+                    self._buckets.setdefault(bucket, []).append((pattern, ep))
 
     def match(self, method: str, path: str) -> tuple[Endpoint, dict[str, str]]:
         """The endpoint for ``method path`` and its path parameters.

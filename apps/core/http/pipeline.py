@@ -10,21 +10,24 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from functools import cache
+from typing import Any
 
 import orjson
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-from apps.core import formats
-from apps.core.db import get_database
-from apps.core.db.faults import DatabaseUnavailable
+from apps.core.drivers.db import get_database, refused_value
+from apps.core.drivers.db.faults import DatabaseUnavailable
+from apps.core.drivers.kv import get_kv
 from apps.core.errors import CATALOGUE, AppwriteError, unregistered_client
-from apps.core.http import cors, hosts
+from apps.core.http import cors, formats, hosts, requestlog
+from apps.core.http.auth import USER_SCOPES
 from apps.core.http.context import RequestContext, Response
+from apps.core.http.endpoint import Router
 from apps.core.http.params import collect, validate
 from apps.core.http.routes import v1_router
-from apps.core.kv import get_kv
 
 log = logging.getLogger("apps.core.http")
 
@@ -61,6 +64,12 @@ _GUEST_HINT = (" No session, JWT or API key came with the request, so it was mad
                "or create it with a key).")
 
 
+# A guest calling a route only API keys may call (a server SDK without ``set_key``): Appwrite's
+# message names the scope; this says where it comes from.
+_KEY_HINT = (" No API key came with the request: this route needs a key with that scope in the "
+             "X-Appwrite-Key header (set_key / setKey in the SDKs; manage.py createapikey makes one).")
+
+
 def _explained(err: AppwriteError, ctx: RequestContext) -> AppwriteError:
     """The error with what the caller needs to act on it: a refused permission names the role
     the request was seen as (a guest gets the usual cause), and in development a rate limit says
@@ -86,14 +95,30 @@ def error_response(err: AppwriteError) -> Response:
 
 
 @cache
-def _router():
+def _router() -> Router:
     return v1_router()
 
 
 @cache
-def _strategy(name: str):
+def _strategy(name: str) -> Any:
     path = getattr(settings, name, None)
     return import_string(path) if path else None
+
+
+def switched_off_check(ctx: RequestContext, endpoint: Any) -> None:
+    """Refuse a request without an API key to a protocol or service the project switched off:
+    403 ``general_api_disabled`` (protocol ``rest``, or ``graphql`` for /v1/graphql and its
+    fields) or 503 ``general_service_disabled`` (the endpoint's service: the first part of its
+    name, lower-cased: ``account``, ``tablesdb``...). The project row carries both as sets
+    (``protocols_disabled``, ``services_disabled``); the pipeline calls this only when one of
+    them is non-empty, so the hot path pays two dict reads."""
+    service = endpoint.name.partition(".")[0].lower()
+    protocol = "graphql" if service == "graphql" else ctx.protocol
+    project = ctx.project or {}
+    if protocol in project.get("protocols_disabled", ()):
+        raise AppwriteError("general_api_disabled")
+    if service in project.get("services_disabled", ()):
+        raise AppwriteError("general_service_disabled")
 
 
 def project_id_of(ctx: RequestContext) -> str:
@@ -104,7 +129,7 @@ def project_id_of(ctx: RequestContext) -> str:
     return ctx.headers.get("x-appwrite-project", "")
 
 
-async def handle(ctx: RequestContext) -> Response:
+async def _handle(ctx: RequestContext) -> Response:
     """Run one /v1 request through the pipeline; never raises."""
     ctx.request_id = os.urandom(8).hex()
     ctx.db = get_database(ctx.mode)
@@ -130,9 +155,14 @@ async def handle(ctx: RequestContext) -> Response:
                 response = await _dispatch(ctx, origin)
     except AppwriteError as err:
         response = error_response(_explained(err, ctx))
-    except Exception:
-        log.exception("unhandled error in %s %s (request id %s)", ctx.method, ctx.path, ctx.request_id)
-        response = error_response(AppwriteError("general_unknown"))
+    except Exception as exc:
+        # A value PostgreSQL refused (NUL in text, a number or date out of range) that reached it
+        # through Django's ORM rather than the drivers, which answer it themselves: the request's
+        # fault (400), and the statement PostgreSQL refused wrote nothing.
+        refused = refused_value(exc)
+        if refused is None:
+            log.exception("unhandled error in %s %s (request id %s)", ctx.method, ctx.path, ctx.request_id)
+        response = error_response(refused or AppwriteError("general_unknown"))
     formats.finish(ctx, response)  # older SDKs get older model shapes (X-Appwrite-Response-Format)
     response.headers.extend(ctx.response_headers)
     response.headers.append(("X-Request-Id", ctx.request_id))
@@ -140,6 +170,19 @@ async def handle(ctx: RequestContext) -> Response:
     if origin and ctx.origin_allowed:
         response.headers.extend(cors.grant_headers(origin))
     return response
+
+
+async def _handle_logged(ctx: RequestContext) -> Response:
+    """:func:`_handle`, then the request buffered for the request log (``REQUEST_LOG``)."""
+    started = time.perf_counter()
+    response = await _handle(ctx)
+    requestlog.record(ctx, response, started)
+    return response
+
+
+# Run one /v1 request through the pipeline; never raises. Chosen once at start: with the request
+# log off (the default) it is the plain pipeline, with no test or call of the log's on the way.
+handle = _handle_logged if requestlog.ENABLED else _handle
 
 
 async def _dispatch(ctx: RequestContext, origin: str) -> Response:
@@ -161,25 +204,28 @@ async def _dispatch(ctx: RequestContext, origin: str) -> Response:
         ctx.auth = await _strategy("V1_AUTHENTICATOR")(ctx)
         if origin and not ctx.origin_allowed and not ctx.auth.is_key:
             raise AppwriteError("general_unknown_origin", unregistered_client("Origin", origin, ctx.project_id))
+        if (ctx.project.get("services_disabled") or ctx.project.get("protocols_disabled")) and not ctx.auth.is_key:
+            switched_off_check(ctx, endpoint)
         if endpoint.scope not in ctx.auth.scopes:
             who = (ctx.auth.user or {}).get("email") or "User"
+            hint = _KEY_HINT if ctx.auth.kind == "guest" and endpoint.scope not in USER_SCOPES else ""
             raise AppwriteError(
                 "general_unauthorized_scope",
-                f'{who} (role: {ctx.auth.role_label}) missing scopes (["{endpoint.scope}"])',
+                f'{who} (role: {ctx.auth.role_label}) missing scopes (["{endpoint.scope}"])' + hint,
             )
         if endpoint.session_forbidden and ctx.auth.kind in ("session", "jwt"):
             raise AppwriteError("user_session_already_exists")
     elif origin:
         ctx.origin_allowed = True  # public, project-less routes (version, OpenAPI) are readable anywhere
 
-    raw = collect(ctx)
+    raw, texts = collect(ctx)
     raw.update(path_params)
     ctx.raw_params = raw
     abuse = _strategy("V1_ABUSE_CHECK")
     after = await abuse(ctx) if abuse is not None and endpoint.abuse else None
     if endpoint.input is not None:
-        ctx.params = validate(endpoint.input, raw)
-    response = await endpoint.handler(ctx)
+        ctx.params = validate(endpoint.input, raw, texts)
+    response: Response = await endpoint.handler(ctx)
     if after is not None:
         await after(response)
     return response

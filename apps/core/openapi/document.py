@@ -9,10 +9,12 @@ it can answer with the Appwrite error model.
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from django.conf import settings
 
-from apps.core.auth import GUEST_SCOPES, KEY_BASE_SCOPES, KEY_SCOPES, USER_SCOPES
+from apps.core.http.auth import GUEST_SCOPES, KEY_BASE_SCOPES, KEY_SCOPES, USER_SCOPES
+from apps.core.http.endpoint import Endpoint
 from apps.core.openapi import models
 from apps.core.openapi.params import path_names, request
 
@@ -32,7 +34,7 @@ _REASONS = {
 }
 
 
-def security(ep) -> list[dict]:
+def security(ep: Endpoint) -> list[dict[str, Any]]:
     """The credential sets ``ep`` accepts, as OpenAPI alternatives (any one set suffices).
 
     Derived from the route's scope and who holds it: guests (the project alone), API keys,
@@ -42,7 +44,7 @@ def security(ep) -> list[dict]:
     """
     if ep.scope is None:
         return []
-    project = {"Project": []}
+    project: dict[str, list[str]] = {"Project": []}
     out = []
     if ep.scope in GUEST_SCOPES:
         out.append(project)
@@ -53,7 +55,7 @@ def security(ep) -> list[dict]:
     return out
 
 
-def _error_statuses(ep) -> list[int]:
+def _error_statuses(ep: Endpoint) -> list[int]:
     tag = ep.name.split(".", 1)[0]
     # 400: bad input, or a request the HTTP server cannot parse; 408, 414, 431: the request-head
     # limits and timeouts every route shares (README "Request limits and timeouts").
@@ -77,7 +79,7 @@ def _error_statuses(ep) -> list[int]:
     return sorted(out)
 
 
-def _success(ep, schemas: dict) -> dict:
+def _success(ep: Endpoint, schemas: dict[str, Any]) -> dict[str, Any]:
     if ep.status == 204:
         return {"description": "No content"}
     if ep.status in (301, 302, 303, 307):
@@ -100,7 +102,7 @@ def _success(ep, schemas: dict) -> dict:
     return {"description": "OK"}  # undeclared (the benchmark-only routes); the tests require a model
 
 
-def operation(ep, path: str, schemas: dict, operation_id: str) -> dict:
+def operation(ep: Endpoint, path: str, schemas: dict[str, Any], operation_id: str) -> dict[str, Any]:
     """The OpenAPI operation object of ``ep`` served at ``path`` (``/v1``-relative)."""
     parameters, body = request(ep, path_names(path))
     responses = {str(ep.status): _success(ep, schemas)}
@@ -109,7 +111,7 @@ def operation(ep, path: str, schemas: dict, operation_id: str) -> dict:
     # The HTTP server itself refuses a request it cannot parse (e.g. a request line over 64 KiB)
     # before the API sees it, with a plain-text 400.
     responses["400"] = {**responses["400"], "content": {**_ERROR, "text/plain": {"schema": {"type": "string"}}}}
-    op: dict = {
+    op: dict[str, Any] = {
         "operationId": operation_id,
         "summary": ep.summary or ep.name,
         "tags": [ep.name.split(".", 1)[0]],
@@ -125,7 +127,7 @@ def operation(ep, path: str, schemas: dict, operation_id: str) -> dict:
 
 
 @cache
-def document() -> dict:
+def document() -> dict[str, Any]:
     """The whole document; built once per process from the /v1 route table (``V1_ROUTER``).
 
     An alias path (a second URL of one endpoint) gets its own operation with the id
@@ -135,7 +137,7 @@ def document() -> dict:
     from apps.core.http.routes import v1_router
 
     schemas = models.schemas()
-    paths: dict[str, dict] = {}
+    paths: dict[str, dict[str, Any]] = {}
     for ep in v1_router().endpoints:
         for n, path in enumerate((ep.path, *ep.aliases)):
             op_id = ep.name if n == 0 else f"{ep.name}.alias{n}"

@@ -16,6 +16,7 @@ model is ``{total, <items>}``.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _USER = ("$id $createdAt $updatedAt name password? hash? hashOptions?:o registration status:b "
          "labels:[s] passwordUpdate email phone emailVerification:b phoneVerification:b mfa:b prefs:o "
@@ -79,6 +80,52 @@ MODELS: dict[str, str] = {
     "healthCertificate": "name subjectSN issuerOrganisation validFrom validTo signatureTypeSN",
     "healthAntivirus": "version status",
     "healthStats": "storage:o cache:o",
+    # the Project and Webhooks services (apps.projects.api, apps.webhooks)
+    "project": (
+        "$id $createdAt $updatedAt name teamId region labels:[s] status onboarding:o smtpEnabled:b smtpSenderName "
+        "smtpSenderEmail smtpReplyToName smtpReplyToEmail smtpHost smtpPort:i smtpUsername smtpPassword smtpSecure "
+        "pingCount:i pingedAt consoleAccessedAt blocks:[o] authMethods:[o] services:[o] protocols:[o]"),
+    "key": "$id $createdAt $updatedAt name description expire scopes:[s] secret accessedAt sdks:[s]",
+    "ephemeralKey": "$id $createdAt $updatedAt name description expire scopes:[s] secret accessedAt sdks:[s]",
+    "platform": "$id $createdAt $updatedAt name type",
+    "platformWeb": "$id $createdAt $updatedAt name type hostname",
+    "platformAndroid": "$id $createdAt $updatedAt name type applicationId fingerprints:[s]",
+    "platformApple": "$id $createdAt $updatedAt name type bundleIdentifier",
+    "platformLinux": "$id $createdAt $updatedAt name type packageName",
+    "platformWindows": "$id $createdAt $updatedAt name type packageIdentifierName",
+    "policy": "$id",
+    "oAuth2Provider": "$id enabled:b",
+    "variable": "$id $createdAt $updatedAt key description value secret:b resourceType resourceId",
+    "mockNumber": "number otp $createdAt $updatedAt",
+    "emailTemplate": "templateId locale message senderName senderEmail replyToEmail replyToName subject",
+    "webhook": (
+        "$id $createdAt $updatedAt name description url events:[s] tls:b authUsername authPassword secret "
+        "enabled:b logs attempts:i"),
+    "function": (
+        "$id $createdAt $updatedAt execute:[s] name description enabled:b live:b logging:b runtime "
+        "deploymentRetention:i deploymentId deploymentCreatedAt latestDeploymentId latestDeploymentCreatedAt "
+        "latestDeploymentStatus scopes:[s] vars:[@variable] events:[s] schedule timeout:i entrypoint commands "
+        "version installationId providerRepositoryId providerBranch providerRootDirectory providerSilentMode:b "
+        "specification buildSpecification runtimeSpecification"),
+    "deployment": (
+        "$id $createdAt $updatedAt type resourceId resourceType entrypoint sourceSize:i buildSize:i totalSize:i "
+        "buildId activate:b status buildLogs buildDuration:i providerRepositoryName providerRepositoryOwner "
+        "providerRepositoryUrl providerCommitHash providerCommitAuthorUrl providerCommitAuthor "
+        "providerCommitMessage providerCommitUrl providerBranch providerBranchUrl"),
+    "execution": (
+        "$id $createdAt $updatedAt $permissions:[s] functionId resourceId? resourceType? deploymentId trigger "
+        "status requestMethod requestPath requestHeaders:[@headers] responseStatusCode:i responseBody "
+        "responseHeaders:[@headers] logs errors duration:n scheduledAt?:s~"),
+    "headers": "name value",
+    "runtime": "$id key name version base image logo supports:[s]",
+    "specification": "memory:i cpus:n enabled:b slug",
+    # messaging
+    "provider": "$id $createdAt $updatedAt name provider enabled:b type credentials:o options:o",
+    "topic": "$id $createdAt $updatedAt name description emailTotal:i smsTotal:i pushTotal:i subscribe:[s]",
+    "target": "$id $createdAt $updatedAt name userId providerId:s~ providerType identifier expired:b",
+    "subscriber": "$id $createdAt $updatedAt targetId target:@target userId userName topicId providerType",
+    "message": ("$id $createdAt $updatedAt providerType topics:[s] users:[s] targets:[s] scheduledAt:s~ "
+                "deliveredAt:s~ deliveryErrors:[s] deliveredTotal:i data:o status"),
 }
 
 # Lists: model -> (items key, item model).
@@ -95,6 +142,15 @@ LISTS: dict[str, tuple[str, str]] = {
     "indexList": ("indexes", "index"), "rowList": ("rows", "row"), "documentList": ("documents", "document"),
     "transactionList": ("transactions", "transaction"), "healthStatusList": ("statuses", "healthStatus"),
     "columnList": ("columns", "column"), "attributeList": ("attributes", "attribute"),
+    "keyList": ("keys", "key"), "platformList": ("platforms", "platform"), "policyList": ("policies", "policy"),
+    "oAuth2ProviderList": ("providers", "oAuth2Provider"),
+    "variableList": ("variables", "variable"), "mockNumberList": ("mockNumbers", "mockNumber"),
+    "emailTemplateList": ("templates", "emailTemplate"), "webhookList": ("webhooks", "webhook"),
+    "functionList": ("functions", "function"), "deploymentList": ("deployments", "deployment"),
+    "executionList": ("executions", "execution"),
+    "runtimeList": ("runtimes", "runtime"), "specificationList": ("specifications", "specification"),
+    "providerList": ("providers", "provider"), "topicList": ("topics", "topic"), "targetList": ("targets", "target"),
+    "subscriberList": ("subscribers", "subscriber"), "messageList": ("messages", "message"),
 }
 
 # Column (attribute) kinds: the fields each adds to the common ones.
@@ -113,11 +169,11 @@ _TOKEN = re.compile(r"^(?P<name>[^:?]+)(?P<opt>\??)(?::(?P<type>.+))?$")
 _SCALARS = {"s": "string", "b": "boolean", "i": "integer", "n": "number", "o": "object"}
 
 
-def _type(text: str) -> dict:
+def _type(text: str) -> dict[str, Any]:
     nullable = text.endswith("~")
     text = text.removesuffix("~")
     if text.startswith("["):
-        schema: dict = {"type": "array", "items": _type(text[1:-1])}
+        schema: dict[str, Any] = {"type": "array", "items": _type(text[1:-1])}
     elif text.startswith("@"):
         schema = {"$ref": f"#/components/schemas/{text[1:]}"}
     elif text == "any":
@@ -131,9 +187,9 @@ def _type(text: str) -> dict:
     return schema
 
 
-def parse(notation: str) -> dict:
+def parse(notation: str) -> dict[str, Any]:
     """The JSON schema of one model written in this module's notation (an open object)."""
-    props: dict[str, dict] = {}
+    props: dict[str, dict[str, Any]] = {}
     required: list[str] = []
     for token in notation.split():
         found = _TOKEN.match(token)
@@ -145,12 +201,12 @@ def parse(notation: str) -> dict:
     return {"type": "object", "properties": props, "required": required}
 
 
-def _list(items_key: str, item: str) -> dict:
+def _list(items_key: str, item: str) -> dict[str, Any]:
     return {"type": "object", "required": ["total", items_key], "properties": {
         "total": {"type": "integer"}, items_key: {"type": "array", "items": {"$ref": f"#/components/schemas/{item}"}}}}
 
 
-def schemas() -> dict[str, dict]:
+def schemas() -> dict[str, dict[str, Any]]:
     """Every model as ``name -> JSON schema``: the table above, the lists, and a ``column<Kind>``
     and ``attribute<Kind>`` per column kind (``column`` and ``attribute`` accept any kind)."""
     out = {name: parse(notation) for name, notation in MODELS.items()}

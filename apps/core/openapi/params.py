@@ -3,7 +3,7 @@
 The pydantic schema of an endpoint's input model gives names, types, limits and which are
 required; this module adds what the model checks in code: Appwrite IDs (parameters named
 ``<x>Id``: at most 36 of ``a-z A-Z 0-9 . - _``, not starting with ``. - _``, as
-``apps.core.ids`` checks; a new resource's ID may also be ``unique()``) and queries (each a JSON
+``apps.core.domain.ids`` checks; a new resource's ID may also be ``unique()``) and queries (each a JSON
 string). Lists in a query string or a multipart form are named ``name[]``, the form the server
 reads as a list (``apps.core.http.params``).
 """
@@ -11,9 +11,11 @@ reads as a list (``apps.core.http.params``).
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from apps.core.ids import ID_PATTERN
-from apps.core.queries import MAX_QUERIES, MAX_QUERY_LENGTH
+from apps.core.domain.ids import ID_PATTERN
+from apps.core.domain.queries import MAX_QUERIES, MAX_QUERY_LENGTH
+from apps.core.http.endpoint import Endpoint
 
 _PARAM = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _QUERY_ITEM = {"type": "string", "contentMediaType": "application/json", "maxLength": MAX_QUERY_LENGTH,
@@ -25,7 +27,7 @@ def path_names(path: str) -> list[str]:
     return _PARAM.findall(path)
 
 
-def _clean(schema: dict) -> dict:
+def _clean(schema: dict[str, Any]) -> dict[str, Any]:
     """A copy of a pydantic property schema without its generated titles (recursively)."""
     if isinstance(schema, dict):
         return {k: _clean(v) for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
@@ -34,7 +36,7 @@ def _clean(schema: dict) -> dict:
     return schema
 
 
-def _without_null(schema: dict) -> dict:
+def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
     """``schema`` minus its ``null`` alternative (a query string or a path cannot carry null)."""
     options = [s for s in schema.get("anyOf", ()) if s.get("type") != "null"]
     if not options:
@@ -46,11 +48,11 @@ def _without_null(schema: dict) -> dict:
     return {**rest, **(arrays[0] if arrays else options[0])}
 
 
-def _is_id(name: str, schema: dict) -> bool:
+def _is_id(name: str, schema: dict[str, Any]) -> bool:
     return name.endswith("Id") and schema.get("type") == "string" and "enum" not in schema
 
 
-def _refine(name: str, schema: dict) -> dict:
+def _refine(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     """Add the ID pattern and the queries' item shape to one property schema."""
     if name == "queries":
         nullable = any(s.get("type") == "null" for s in schema.get("anyOf", ()))
@@ -60,14 +62,14 @@ def _refine(name: str, schema: dict) -> dict:
     for option in schema.get("anyOf", ()):
         if option.get("type") == "string":
             target = option
-    if _is_id(name, target) and "pattern" not in target:  # new IDs (apps.core.ids.NewId) bring theirs
+    if _is_id(name, target) and "pattern" not in target:  # new IDs (apps.core.domain.ids.NewId) bring theirs
         target["pattern"] = ID_PATTERN
         target["maxLength"] = min(target.get("maxLength", 36), 36)
         target.setdefault("minLength", 1)
     return schema
 
 
-def request(ep, path_params: list[str]) -> tuple[list[dict], dict | None]:
+def request(ep: Endpoint, path_params: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """``(parameters, requestBody)`` of ``ep``: path parameters, then query parameters (GET and
     HEAD) or a JSON / multipart body (other methods). The body is ``None`` without fields."""
     schema = ep.input.model_json_schema() if ep.input is not None else {"properties": {}, "required": []}
@@ -93,7 +95,7 @@ def request(ep, path_params: list[str]) -> tuple[list[dict], dict | None]:
             params.append(param)
         return params, None
     body_props = {k: _refine(k, v) for k, v in fields.items()}
-    body = {"type": "object", "properties": body_props, "required": [k for k in fields if k in required]}
+    body: dict[str, Any] = {"type": "object", "properties": body_props, "required": [k for k in fields if k in required]}
     if schema.get("additionalProperties") is False:
         body["additionalProperties"] = False
     if "anyOf" in schema:  # alternative forms, each with its own required fields
@@ -103,7 +105,7 @@ def request(ep, path_params: list[str]) -> tuple[list[dict], dict | None]:
     return params, {"required": bool(body.get("required", True)), "content": {"application/json": {"schema": body}}}
 
 
-def _form(body: dict, required: list[str], forms: list[dict]) -> dict:
+def _form(body: dict[str, Any], required: list[str], forms: list[dict[str, Any]]) -> dict[str, Any]:
     """One form of a body with alternatives: its required fields, plus the optional fields that
     no other form requires."""
     others = {name for form in forms for name in form["required"]} - set(required)
@@ -111,7 +113,7 @@ def _form(body: dict, required: list[str], forms: list[dict]) -> dict:
     return {**body, "properties": props, "required": required}
 
 
-def _multipart(body: dict) -> dict:
+def _multipart(body: dict[str, Any]) -> dict[str, Any]:
     """A multipart form: the ``file`` part is bytes, lists are repeated ``name[]`` fields."""
     props, encoding = {}, {}
     for name, prop in body["properties"].items():

@@ -12,7 +12,7 @@ def main() -> None:
     sys.path.insert(0, os.getcwd())
     os.environ["DJANGO_SETTINGS_MODULE"] = "backend.settings"
     django.setup()
-    from apps.core import cache
+    from apps.core.drivers import cache
 
     started = time.monotonic()
     cache._active()

@@ -47,7 +47,7 @@ class Cluster:
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=self.env, check=True)
         self.key = subprocess.run([sys.executable, "-c", (
             "import os, django; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'backend.settings'); django.setup()\n"
-            "from apps.core.auth import KEY_SCOPES\nfrom apps.projects.services import api_key_create, project_create\n"
+            "from apps.core.http.auth import KEY_SCOPES\nfrom apps.projects.services import api_key_create, project_create\n"
             "project_create(project_id='p', name='p', origins=[])\n"
             "print(api_key_create(project_id='p', name='k', scopes=sorted(KEY_SCOPES))[1])")],
             cwd=ROOT, env=self.env, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]

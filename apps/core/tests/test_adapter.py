@@ -74,7 +74,7 @@ def test_lean_adapter_makes_no_hop_and_starts_no_thread(record, django_db_blocke
 
 def test_asgi_v1_middleware_makes_no_hop_of_its_own(record, django_db_blocker, monkeypatch):
     """The naive path (V1_ADAPTER=django): Django's ASGI handler and the adapter middleware."""
-    from apps.core.http import django_adapter
+    from apps.core.http.serving import django_adapter
     from backend.asgi import django_app as application
 
     seen = []

@@ -135,10 +135,11 @@ def test_bucket_delete_removes_files_and_bytes_later(api: Api, sql, live_env, tm
 
 def test_user_delete_ends_sessions_at_once_and_frees_the_email(api: Api, sql, live_env, tmp_path,
                                                               django_db_blocker):
-    from apps.accounts import selectors, services
-    from apps.core.db import get_database
-    from apps.core.kv import get_kv
-    from apps.core.runtime import run_sync
+    from apps.accounts.selectors import accounts as selectors
+    from apps.accounts.services import accounts as services
+    from apps.core.drivers.db import get_database
+    from apps.core.drivers.kv import get_kv
+    from apps.core.drivers.runtime import run_sync
 
     user, token = api.signup(email=f"gone{time.monotonic_ns()}@example.com")
     for _ in range(3):

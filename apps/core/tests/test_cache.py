@@ -1,4 +1,4 @@
-"""Process-local caches (apps/core/cache.py): a write in one server process is seen by the next
+"""Process-local caches (apps/core/drivers/cache.py): a write in one server process is seen by the next
 request in every other process (sessions with their users, tables with their columns).
 
 Two live processes share PostgreSQL and Redis: the ASGI build and the WSGI build (3 gunicorn
@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from apps.core import cache
+from apps.core.drivers import cache
 from conftest import Api
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -166,7 +166,7 @@ def test_without_redis_a_commit_by_another_connection_empties_the_caches(setting
     import asyncio
     import sqlite3
 
-    from apps.core.db.sqlite import SqliteAsync
+    from apps.core.drivers.db.sqlite import SqliteAsync
 
     settings.REDIS_URL = ""
     settings.LOCAL_CACHE_TTL = 60

@@ -27,11 +27,13 @@ def _waiting(conn, marker: str) -> int:
                         "AND pid <> pg_backend_pid() AND query LIKE %s", (f"%{marker}%",)).fetchone()[0]
 
 
-@pytest.mark.parametrize("kind", ["asgi", "naive", "wsgi"])
+@pytest.mark.parametrize("kind", ["asgi", "lean_asgi", "naive", "wsgi"])
 def test_clients_that_leave_free_their_connections(kind, live_env, project):
     env = {**live_env, "DB_POOL_MAX_SIZE": "4", "DB_STATEMENT_TIMEOUT_MS": "30000"}
     if kind == "naive":
         env["V1_ADAPTER"] = "django"
+    if kind == "lean_asgi":
+        env |= {"V1_PROTOCOL": "asgi", "V1_ADAPTER": "lean"}
     server = start_server("wsgi" if kind == "wsgi" else "asgi", env)
     lock = psycopg.connect(live_env["DATABASE_URL"], autocommit=True)
     watcher = psycopg.connect(live_env["DATABASE_URL"], autocommit=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from apps.core import formats
+from apps.core.http import formats
 from apps.core.http.context import RequestContext, json_response
 
 

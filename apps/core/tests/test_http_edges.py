@@ -19,6 +19,7 @@ import time
 import pytest
 
 from apps.core.tests.rawhttp import RawAnswer, _parse, exchange
+from conftest import EVERY_BUILD
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -128,6 +129,7 @@ def test_h2c_without_a_body_is_ignored_and_pipelined_requests_are_served(server,
     assert [a.status for a in answers] == [200, 200] and answers[1].body == b"Pong!", answers
 
 
+@EVERY_BUILD  # also on the naive build: one of its smoke tests (conftest.EVERY_BUILD)
 def test_the_realtime_handshake_still_switches_protocols(server, project):
     if server.kind == "wsgi":
         pytest.skip("the WSGI build has no websockets")

@@ -1,4 +1,4 @@
-"""The async Redis client's deadline: one per call (apps/core/kv.py, ``REDIS_TIMEOUT``)."""
+"""The async Redis client's deadline: one per call (apps/core/drivers/kv.py, ``REDIS_TIMEOUT``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 import orjson
 import pytest
 
-from apps.core.kv import KVUnavailable, RedisAsync, RedisSync
+from apps.core.drivers.kv import KVUnavailable, RedisAsync, RedisSync
 
 
 def test_a_redis_that_never_answers_fails_the_call_within_its_deadline(settings):
@@ -53,7 +53,7 @@ def test_events_lost_to_an_outage_are_logged_once_per_interval_without_traceback
     write (breaker run: 912 tracebacks in one outage)."""
     from types import SimpleNamespace
 
-    from apps.core import events
+    from apps.core.domain import events
 
     if not settings.REDIS_URL:
         pytest.skip("the realtime subscriber publishes through Redis only with REDIS_URL")
@@ -64,17 +64,17 @@ def test_events_lost_to_an_outage_are_logged_once_per_interval_without_traceback
     ctx = SimpleNamespace(kv=RedisAsync(f"redis://127.0.0.1:{port}/0"), mode="async")
     monkeypatch.setattr(events, "_unpublished", events.Throttle())
     event = _row_event()
-    with caplog.at_level("WARNING", logger="apps.core.events"):
+    with caplog.at_level("WARNING", logger="apps.core.domain.events"):
         for _ in range(5):
             asyncio.run(events.announce(ctx, event))
-    lines = [r for r in caplog.records if r.name == "apps.core.events"]
+    lines = [r for r in caplog.records if r.name == "apps.core.domain.events"]
     assert len(lines) == 1, [r.getMessage() for r in lines]
     assert "1 event(s) not published" in lines[0].getMessage() and lines[0].exc_info is None
     assert events._unpublished.pending == 4
 
 
 def _row_event():
-    from apps.core.events import WriteEvent
+    from apps.core.domain.events import WriteEvent
 
     return WriteEvent(project_id="p", resource="row", action="create",
                       ids={"databaseId": "d", "tableId": "t", "rowId": "r"},
@@ -117,9 +117,9 @@ def test_a_stalled_redis_costs_one_publish_timeout_per_retry_pause(pause, connec
     database)."""
     from types import SimpleNamespace
 
-    from apps.core import events
-    from apps.core.db import DjangoSync
-    from apps.core.runtime import run_sync
+    from apps.core.domain import events
+    from apps.core.drivers.db import DjangoSync
+    from apps.core.drivers.runtime import run_sync
     from apps.realtime import outbox
 
     if not settings.REDIS_URL:
@@ -149,9 +149,9 @@ def test_publishing_resumes_when_the_retry_pause_ends(settings, db):
 
     import redis
 
-    from apps.core import events
-    from apps.core.db import DjangoSync
-    from apps.core.runtime import run_sync
+    from apps.core.domain import events
+    from apps.core.drivers.db import DjangoSync
+    from apps.core.drivers.runtime import run_sync
     from apps.realtime import outbox
     from apps.realtime.hub import stream_key
 
@@ -182,7 +182,7 @@ def test_the_event_stream_is_trimmed_by_age_and_expires_when_idle(settings, mode
     so a burst of large events does not stay in memory up to MAXLEN; an idle stream expires."""
     import redis
 
-    from apps.core.kv import RedisSync
+    from apps.core.drivers.kv import RedisSync
 
     if not settings.REDIS_URL:
         pytest.skip("needs REDIS_URL")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from apps.core import permissions as perm
-from apps.core.auth import Auth, user_roles
+from apps.core.domain import permissions as perm
+from apps.core.domain.queries import MAX_QUERIES, parse_queries
 from apps.core.errors import AppwriteError
-from apps.core.queries import MAX_QUERIES, parse_queries
+from apps.core.http.auth import Auth, user_roles
 
 GOOD = ['read("any")', 'update("user:u1/verified")', 'delete("team:t1/owner")', 'read("label:vip")',
         'read("users/unverified")', 'read("member:m1")', 'read("guests")']

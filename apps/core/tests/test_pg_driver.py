@@ -1,4 +1,4 @@
-"""The ASGI build's PostgreSQL driver (apps/core/db/postgres.py, asyncpg): placeholders, row
+"""The ASGI build's PostgreSQL driver (apps/core/drivers/db/postgres.py, asyncpg): placeholders, row
 counts, JSON both ways, the project's errors for constraint violations and refused values, and
 database faults as answers. Statements run against the real PostgreSQL of ``DATABASE_URL``, in
 a temporary table of each test's own connection (nothing is left behind)."""
@@ -11,9 +11,9 @@ import os
 
 import pytest
 
-from apps.core.db.base import ForeignKeyViolation, UniqueViolation
-from apps.core.db.faults import DatabaseUnavailable
-from apps.core.db.postgres import PgAsync, _rowcount, numbered
+from apps.core.drivers.db.base import ForeignKeyViolation, UniqueViolation
+from apps.core.drivers.db.faults import DatabaseUnavailable
+from apps.core.drivers.db.postgres import PgAsync, _rowcount, numbered
 from apps.core.errors import AppwriteError
 
 
@@ -218,7 +218,7 @@ def test_asyncpg_faults_become_answers(make, status, lost):
     """Every way a statement's connection can fail maps to an answer, never a 500."""
     from asyncpg import exceptions as pg
 
-    from apps.core.db.faults import translate_asyncpg
+    from apps.core.drivers.db.faults import translate_asyncpg
 
     answer = translate_asyncpg(make(pg), lost=True)
     assert isinstance(answer, AppwriteError) and answer.status == status
@@ -228,7 +228,7 @@ def test_asyncpg_faults_become_answers(make, status, lost):
 def test_a_programming_error_is_not_a_database_fault():
     from asyncpg import exceptions as pg
 
-    from apps.core.db.faults import translate_asyncpg
+    from apps.core.drivers.db.faults import translate_asyncpg
 
     assert translate_asyncpg(pg.UndefinedColumnError("column x does not exist"), lost=True) is None
     assert translate_asyncpg(ValueError("bad"), lost=True) is None

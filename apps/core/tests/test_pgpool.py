@@ -1,4 +1,4 @@
-"""The ASGI build's asyncpg connection pool (apps/core/db/pgpool.py), on the real PostgreSQL of
+"""The ASGI build's asyncpg connection pool (apps/core/drivers/db/pgpool.py), on the real PostgreSQL of
 ``DATABASE_URL``: reuse, the size bound, the connections it retires, idle reaping, the minimum,
 and shutdown. Each test opens at most a handful of connections and closes them all."""
 
@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from apps.core.db.faults import PoolTimeout
-from apps.core.db.pgpool import ConnectionPool
+from apps.core.drivers.db.faults import PoolTimeout
+from apps.core.drivers.db.pgpool import ConnectionPool
 
 
 def _url() -> str:

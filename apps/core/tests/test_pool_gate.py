@@ -1,4 +1,4 @@
-"""The gate in front of the connection pool (apps/core/db/gate.py): arrival order, the pool's
+"""The gate in front of the connection pool (apps/core/drivers/db/gate.py): arrival order, the pool's
 timeout and waiting limit, cancellation; and on the real PostgreSQL, a request that waits past
 ``DB_POOL_TIMEOUT`` for a connection gets the 503 the pool's own timeout gave."""
 
@@ -10,8 +10,8 @@ import os
 import psycopg_pool
 import pytest
 
-from apps.core.db.faults import DatabaseUnavailable, PoolQueueFull, PoolTimeout
-from apps.core.db.gate import Gate
+from apps.core.drivers.db.faults import DatabaseUnavailable, PoolQueueFull, PoolTimeout
+from apps.core.drivers.db.gate import Gate
 
 
 def _run(coro):
@@ -95,7 +95,7 @@ def test_a_cancelled_waiter_holds_nothing():
 
 
 def test_the_gates_refusals_are_the_projects_503_not_psycopg_pools():
-    """The asyncpg path raises the project's own types (apps/core/db/faults.py): Appwrite's 503
+    """The asyncpg path raises the project's own types (apps/core/drivers/db/faults.py): Appwrite's 503
     ``general_service_unavailable`` with ``Retry-After``, not a read-from-the-connection retry."""
     async def main():
         gate = Gate(1, max_waiting=1)
@@ -119,7 +119,7 @@ def test_waiting_past_the_pool_timeout_answers_503(settings):
     """One pooled connection, held by an open transaction: a second statement waits
     ``DB_POOL_TIMEOUT`` and gets 503 ``general_service_unavailable``; after the transaction
     ends the next statement runs."""
-    from apps.core.db.postgres import PgAsync
+    from apps.core.drivers.db.postgres import PgAsync
 
     url = os.environ.get("DATABASE_URL", "")
     if not url.startswith(("postgres://", "postgresql://")):

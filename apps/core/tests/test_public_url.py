@@ -98,7 +98,7 @@ def test_the_default_magic_url_page_is_on_the_public_url(asgi_server, app_projec
 def _lean_command(port: int) -> list[str]:
     """uvicorn with the lean ASGI adapter for every request (no direct /v1 protocol)."""
     cmd = SERVER_COMMANDS["asgi"](port)
-    cmd[cmd.index("--http") + 1] = "apps.core.http.uvicorn_protocol:LimitedHttpToolsProtocol"
+    cmd[cmd.index("--http") + 1] = "apps.core.http.serving.uvicorn_protocol:LimitedHttpToolsProtocol"
     return cmd
 
 

@@ -1,4 +1,4 @@
-"""The pipelined Redis client (apps/core/resp.py) against the real Redis: replies reach their own
+"""The pipelined Redis client (apps/core/drivers/resp.py) against the real Redis: replies reach their own
 callers under concurrency, after errors, cancellations and lost connections."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 import redis
 
-from apps.core.kv import KVUnavailable, RedisAsync
-from apps.core.resp import PipelinedRedis, RedisReplyError, Script, encode
+from apps.core.drivers.kv import KVUnavailable, RedisAsync
+from apps.core.drivers.resp import PipelinedRedis, RedisReplyError, Script, encode
 from conftest import PrivateRedis, free_port
 
 

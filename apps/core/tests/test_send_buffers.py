@@ -1,4 +1,4 @@
-"""Streamed pieces go to ``send`` as memoryviews only under uvicorn (apps/core/http/lean_asgi.py
+"""Streamed pieces go to ``send`` as memoryviews only under uvicorn (apps/core/http/serving/lean_asgi.py
 ``note_server``): the decision follows the server that drives the lifespan, not a setting."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 import uvicorn
 from uvicorn.lifespan.on import LifespanOn
 
-from apps.core.http import lean_asgi
+from apps.core.http.serving import lean_asgi
 
 
 @pytest.fixture

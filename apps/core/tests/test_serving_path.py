@@ -1,6 +1,6 @@
 """``V1_PROTOCOL`` decides how uvicorn carries /v1, and every ASGI process says which path it runs:
 one INFO line at lifespan startup and a line on the admin's home page
-(apps/core/http/serving_path.py). Servers started as production starts them
+(apps/core/http/serving/path.py). Servers started as production starts them
 (``python -m backend.serve``) and as the README used to (plain ``uvicorn``, no ``--http``)."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _answer(port: int) -> bytes:
 
 # (name, environment, command or None for the launcher, the log line's fields, writer's fingerprint)
 # The fingerprint tells the protocols apart from outside: the direct protocol's writer
-# (apps/core/http/v1_writer.py) puts ``connection: close`` before ``content-length``; uvicorn's
+# (apps/core/http/serving/v1_writer.py) puts ``connection: close`` before ``content-length``; uvicorn's
 # protocols append it after the application's headers.
 CASES = [
     ("default", {}, None, "server=uvicorn protocol=direct adapter=lean", b"connection: close\r\ncontent-length"),
@@ -65,8 +65,12 @@ def test_the_path_is_the_settings_and_is_logged_and_shown(live_env, django_db_bl
         page = requests.get(server.url + "/admin/", cookies=login.cookies, timeout=30).text
     finally:
         server.stop()
-    (line,) = [ln for ln in server.log.read_text().splitlines() if " apps.core.http serving: " in ln]
+    log = server.log.read_text()
+    (line,) = [ln for ln in log.splitlines() if " apps.core.http serving: " in ln]
     assert " INFO " in line and fields in line, line
+    # live_env's servers run on PostgreSQL without the in-process worker, and say so
+    assert ("INFO apps.core.http no in-process worker (TASKS_IN_PROCESS_WORKER is off): mail, messaging, webhooks, "
+            "function builds and large deletes wait in their queues for `python manage.py worker`") in log
     if name == "plain-uvicorn":
         assert "WITHOUT the project's head limits" in line
     shown = re.search(r'<p id="serving-path">(.*?)</p>', page, re.S).group(1)

@@ -1,4 +1,4 @@
-"""The ASGI build's SQLite driver on the embedded default (apps/core/db/sqlite.py): commits do
+"""The ASGI build's SQLite driver on the embedded default (apps/core/drivers/db/sqlite.py): commits do
 not wait for fsync unless asked, and the planner's statistics are kept current so a filter on
 an indexed expression uses its index instead of walking the table in ``ORDER BY`` order."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 
-from apps.core.db.sqlite import SqliteAsync
+from apps.core.drivers.db.sqlite import SqliteAsync
 
 # The shape of the rows table: every table's rows in one, ordered by (table_id, id), and a user
 # index as a partial expression index on one table's rows.

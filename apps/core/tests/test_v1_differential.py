@@ -1,4 +1,4 @@
-"""The /v1 HTTP/1.1 protocol (apps/core/http/v1_protocol.py, with its hand-over to uvicorn's
+"""The /v1 HTTP/1.1 protocol (apps/core/http/serving/v1_protocol.py, with its hand-over to uvicorn's
 httptools protocol) against a reference parser, h11 (``h11.Connection(h11.SERVER)``).
 
 Each case is a raw byte stream of one connection (pipelined requests, odd framing, odd heads).

@@ -1,12 +1,12 @@
-"""The /v1 protocol's head reader (apps/core/http/v1_head.py): what it takes, and everything it
+"""The /v1 protocol's head reader (apps/core/http/serving/v1_head.py): what it takes, and everything it
 leaves to uvicorn's protocol (``None``). A table of heads; no server needed."""
 
 from __future__ import annotations
 
 import pytest
 
-from apps.core.http.limits import HeadLimits
-from apps.core.http.v1_head import MAX_BODY, parse_head
+from apps.core.http.serving.limits import HeadLimits
+from apps.core.http.serving.v1_head import MAX_BODY, parse_head
 
 LIMITS = HeadLimits(request_line=200, header_count=5, header_bytes=300, header_timeout=30, body_timeout=60,
                     idle_timeout=5)

@@ -1,4 +1,4 @@
-"""The /v1 HTTP/1.1 protocol of the ASGI build (apps/core/http/v1_protocol.py) on a live server:
+"""The /v1 HTTP/1.1 protocol of the ASGI build (apps/core/http/serving/v1_protocol.py) on a live server:
 keep-alive, pipelining, requests in pieces, Connection: close, HEAD, what it hands over to
 uvicorn's protocol (and that the connection keeps working there), and its refusals. Heads that
 are too large or malformed are in test_request_heads.py, client timeouts in
@@ -202,7 +202,7 @@ def test_an_unsafe_response_field_becomes_a_500_not_a_split():
     import asyncio
 
     from apps.core.http.context import Response
-    from apps.core.http.v1_writer import ResponseWriter
+    from apps.core.http.serving.v1_writer import ResponseWriter
 
     class Transport:
         def __init__(self):

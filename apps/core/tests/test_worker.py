@@ -34,7 +34,7 @@ def test_enqueue_writes_the_backends_row_shape():
     """The request-path enqueue writes exactly the columns of django-tasks-db's model."""
     from django_tasks_db.models import DBTaskResult
 
-    from apps.core.queue import COLUMNS
+    from apps.core.tasks.queue import COLUMNS
 
     assert set(COLUMNS) == {f.column for f in DBTaskResult._meta.concrete_fields}
 
@@ -42,9 +42,9 @@ def test_enqueue_writes_the_backends_row_shape():
 def test_request_path_enqueue_is_read_by_the_framework(live_env):
     from django.tasks import default_task_backend
 
-    from apps.core.db import get_database
-    from apps.core.queue import enqueue
-    from apps.core.runtime import run_sync
+    from apps.core.drivers.db import get_database
+    from apps.core.drivers.runtime import run_sync
+    from apps.core.tasks.queue import enqueue
     from apps.core.tests.sample_tasks import slow_marker
 
     # The sync driver is Django's own connection (the test database), as the WSGI build uses it.
@@ -59,7 +59,7 @@ def test_request_path_enqueue_is_read_by_the_framework(live_env):
 
 
 def test_mail_through_smtp_in_two_languages(mail_worker, smtp_server):
-    from apps.core.mail import send_templated_mail
+    from apps.core.domain.mail import send_templated_mail
 
     ctx = {"project": "Notes & Co", "user": "Ada", "url": "http://localhost:5173/verify?userId=u1&secret=s3"}
     send_templated_mail.enqueue(name="verification", recipient="infra-en@example.com", locale="en-GB", context=ctx)
@@ -73,11 +73,11 @@ def test_mail_through_smtp_in_two_languages(mail_worker, smtp_server):
     assert ctx["url"] in text_of(en) and "Notes & Co" in text_of(en)
     assert 'href="http://localhost:5173/verify?userId=u1&amp;secret=s3"' in html_of(en)  # escaped in HTML
     assert "Notes &amp; Co" in html_of(en)
-    wait_until(lambda: not _rows("apps.core.mail.send_templated_mail"), what="sent mails' rows removed")
+    wait_until(lambda: not _rows("apps.core.domain.mail.send_templated_mail"), what="sent mails' rows removed")
 
 
 def test_unknown_locale_falls_back_to_english():
-    from apps.core.mail import mail_language, render_mail
+    from apps.core.domain.mail import mail_language, render_mail
 
     assert mail_language("recovery", "de-AT") == "de"
     assert mail_language("recovery", "DE") == "de"
@@ -91,8 +91,8 @@ def test_unknown_locale_falls_back_to_english():
 def test_smtp_failure_retries_then_fails_and_is_counted(live_env, tmp_path, fault):
     """A mail server that is down (nothing listens) or refuses every recipient: the task is tried
     TASKS_MAX_ATTEMPTS times with back-off, then recorded as failed and counted."""
-    from apps.core.mail import send_templated_mail
-    from apps.core.queue import failed_count
+    from apps.core.domain.mail import send_templated_mail
+    from apps.core.tasks.queue import failed_count
 
     if fault == "down":
         smtp = None
@@ -108,8 +108,8 @@ def test_smtp_failure_retries_then_fails_and_is_counted(live_env, tmp_path, faul
 
     from django.tasks import default_task_backend
 
-    from apps.core.db import get_database
-    from apps.core.runtime import run_sync
+    from apps.core.drivers.db import get_database
+    from apps.core.drivers.runtime import run_sync
 
     ctx = SimpleNamespace(db=get_database("sync"))  # what the health functions read: ctx.db
     before = run_sync(failed_count(ctx, "default"))
@@ -219,7 +219,7 @@ def test_worker_command_refuses_bad_arguments(live_env):
 def test_health_queue_stats_counts_waiting_and_failed():
     from django_tasks_db.models import DBTaskResult
 
-    from apps.core.queue import health_queue_stats
+    from apps.core.tasks.queue import health_queue_stats
     from apps.databases.tasks import purge_tables
 
     size, failed = health_queue_stats("deletes")

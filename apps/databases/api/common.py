@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import functools
 
+from apps.core.domain.queries import parse_queries
 from apps.core.errors import AppwriteError
-from apps.core.queries import parse_queries
 from apps.databases.naming import Naming
 from apps.databases.selectors import meta
 
-_STALE_TYPES = frozenset({"column_not_found", "attribute_not_found", "index_invalid"})
+_STALE_TYPES = frozenset({"column_not_found", "attribute_not_found", "index_not_found", "index_invalid"})
 
 
 def _may_be_stale(err: AppwriteError) -> bool:
     """Rejections a table cached a moment before another process's schema change can cause: an
-    unknown column in data, queries or a new index, a column not found. (Not 401s or other
+    unknown column in data, queries or a new index, a column or an index not found. (Not 401s or other
     query errors: those are the normal answers to bad requests, and rereading the table for
     each would double their cost.)"""
     return (err.type.endswith("_invalid_structure") or err.type in _STALE_TYPES
@@ -26,7 +26,7 @@ def fresh_on_rejection(view):
     from this process's cache, drop that entry and run it once more on the database's table.
 
     Why: a schema change made through another process reaches this one by Redis pub/sub, which
-    is asynchronous (apps.core.cache), so a client that creates a column and at once writes it
+    is asynchronous (apps.core.drivers.cache), so a client that creates a column and at once writes it
     through another process could race the invalidation. Handlers validate before they write
     (never a partial write), so a rejected attempt changed nothing and the rerun is safe. Costs
     one table read on such rejections only.

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from apps.core.domain.ids import resolve_id
 from apps.core.http.context import json_response, no_content
-from apps.core.ids import resolve_id
 from apps.databases.api.common import database_of, queries_of, table_of
 from apps.databases.api.tables_init import create_initial_schema
 from apps.databases.naming import Naming

@@ -1,6 +1,6 @@
 """Input schemas, built per view (TablesDB names ``tableId``/``rowSecurity``/``columns``,
-legacy ``collectionId``/``documentSecurity``/``attributes``). Unknown parameters are refused
-(400 ``general_argument_invalid``)."""
+legacy ``collectionId``/``documentSecurity``/``attributes``). Parameters a route does not
+declare are ignored, as Appwrite does (``apps.core.http.params.declared_only``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, WithJsonSchema, create_model
 
-from apps.core.ids import ID_PATTERN, NewId
+from apps.core.domain.ids import ID_PATTERN, NewId
+from apps.core.http.inputs import Bool, Float, Int, LooseBool, Strict
 from apps.databases.naming import Naming
 from apps.databases.relations import ON_DELETE
 from apps.databases.relations import TYPES as RELATION_TYPES
@@ -29,15 +30,11 @@ def _one_of(*values: str) -> WithJsonSchema:
     return WithJsonSchema({"type": "string", "enum": list(values)})
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
 def _model(model_name: str, /, **fields) -> type[BaseModel]:
     return create_model(model_name, __base__=Strict, **fields)
 
 
-_LIST = {"queries": (Queries, None), "search": (str | None, None), "total": (bool, True)}
+_LIST = {"queries": (Queries, None), "search": (str | None, None), "total": (LooseBool, True)}
 _TX = {"transactionId": (str | None, None)}
 
 
@@ -59,27 +56,27 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
     m = {
         "DatabaseList": _model(f"{prefix}DatabaseList", **_LIST),
         "DatabaseCreate": _model(f"{prefix}DatabaseCreate", databaseId=(NewId, ...), name=(Name, ...),
-                                 enabled=(bool, True), description=(Text, "")),
+                                 enabled=(Bool, True), description=(Text, "")),
         "DatabaseRef": _model(f"{prefix}DatabaseRef", **db),
         "DatabaseUpdate": _model(f"{prefix}DatabaseUpdate", **db, name=(Name | None, None),
-                                 enabled=(bool | None, None), description=(Text | None, None)),
+                                 enabled=(Bool | None, None), description=(Text | None, None)),
         "TableList": _model(f"{prefix}TableList", **db, **_LIST),
         "TableCreate": _model(f"{prefix}TableCreate", **db, **{t: (NewId, ...)}, name=(Name, ...),
-                              permissions=(list[str] | None, None), **{naming.security: (bool, False)},
-                              enabled=(bool, True), **{naming.columns: (list[dict[str, Any]] | None, None)},
+                              permissions=(list[str] | None, None), **{naming.security: (LooseBool, False)},
+                              enabled=(Bool, True), **{naming.columns: (list[dict[str, Any]] | None, None)},
                               indexes=(list[dict[str, Any]] | None, None), description=(Text, "")),
         "TableRef": _model(f"{prefix}TableRef", **tb),
         "TableUpdate": _model(f"{prefix}TableUpdate", **tb, name=(Name | None, None),
-                              permissions=(list[str] | None, None), **{naming.security: (bool | None, None)},
-                              enabled=(bool | None, None), purge=(bool | None, None),
+                              permissions=(list[str] | None, None), **{naming.security: (LooseBool | None, None)},
+                              enabled=(Bool | None, None), purge=(LooseBool | None, None),
                               description=(Text | None, None)),
-        "ColumnList": _model(f"{prefix}ColumnList", **tb, queries=(Queries, None), total=(bool, True)),
+        "ColumnList": _model(f"{prefix}ColumnList", **tb, queries=(Queries, None), total=(LooseBool, True)),
         "ColumnRef": _model(f"{prefix}ColumnRef", **tb, key=(PathId, ...)),
         "IndexCreate": _model(f"{prefix}IndexCreate", **tb, key=(Key, ...),
                               type=(Annotated[str, _one_of(*INDEX_TYPES)], ...),
                               **{naming.index_columns: (list[str], ...)}, orders=(list[str | None] | None, None),
                               lengths=(list[int | None] | None, None), description=(Text | None, None)),
-        "RowList": _model(f"{prefix}RowList", **tb, queries=(Queries, None), total=(bool, True),
+        "RowList": _model(f"{prefix}RowList", **tb, queries=(Queries, None), total=(LooseBool, True),
                           ttl=(float | None, None), **_TX),
         "RowCreate": create_model(f"{prefix}RowCreate", __base__=_one_or_many(naming),
                                   **tb, **{naming.row_id: (NewId | None, None)},
@@ -93,7 +90,7 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
                              queries=(Queries, None), **_TX),
         "RowsUpsert": _model(f"{prefix}RowsUpsert", **tb, **{naming.rows: (list[Any], ...)}, **_TX),
         "RowsDelete": _model(f"{prefix}RowsDelete", **tb, queries=(Queries, None), **_TX),
-        "RowsQuery": _model(f"{prefix}RowsQuery", **tb, queries=(Queries, None), total=(bool, True),
+        "RowsQuery": _model(f"{prefix}RowsQuery", **tb, queries=(Queries, None), total=(LooseBool, True),
                             ttl=(float | None, None), **_TX),
         "RowIncrement": _model(f"{prefix}RowIncrement", **tb, **{naming.row_id: (PathId, ...)},
                                **{naming.column: (PathId, ...)}, value=(int | float | None, None),
@@ -104,7 +101,7 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
     }
     related_id = f"related{naming.table.capitalize()}Id"
     m["RelationshipCreate"] = _model(f"{prefix}RelationshipCreate", **tb, **{related_id: (PathId, ...)},
-                                     type=(Annotated[str, _one_of(*RELATION_TYPES)], ...), twoWay=(bool, False),
+                                     type=(Annotated[str, _one_of(*RELATION_TYPES)], ...), twoWay=(Bool, False),
                                      key=(Key | None, None), twoWayKey=(Key | None, None),
                                      onDelete=(Annotated[str, _one_of(*ON_DELETE)], "restrict"),
                                      description=(Text | None, None))
@@ -116,7 +113,7 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
         "TransactionCreate": _model(f"{prefix}TransactionCreate", ttl=(int, 300)),
         "TransactionList": _model(f"{prefix}TransactionList", queries=(Queries, None)),
         "TransactionRef": _model(f"{prefix}TransactionRef", **tx),
-        "TransactionUpdate": _model(f"{prefix}TransactionUpdate", **tx, commit=(bool, False), rollback=(bool, False)),
+        "TransactionUpdate": _model(f"{prefix}TransactionUpdate", **tx, commit=(Bool, False), rollback=(Bool, False)),
         "TransactionOperations": _model(f"{prefix}TransactionOperations", **tx,
                                         operations=(list[Any] | None, None)),
     })
@@ -126,17 +123,17 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
             if p == "size":
                 extra["size"] = (int | None, None)
             elif p in ("min", "max"):
-                extra[p] = (int | float | None, None)
+                extra[p] = (Int | Float | None, None)  # Appwrite: strict Integer/FloatValidator
             elif p == "elements":
                 extra["elements"] = (list[str] | None, None)
             elif p == "encrypt":
-                extra["encrypt"] = (bool | None, None)
+                extra["encrypt"] = (Bool | None, None)
         name = kind.name.capitalize()
         m[f"ColumnCreate.{kind.name}"] = _model(
-            f"{prefix}{name}ColumnCreate", **tb, key=(Key, ...), required=(bool, ...), default=(Any, None),
-            array=(bool, False), description=(Text | None, None), **extra)
+            f"{prefix}{name}ColumnCreate", **tb, key=(Key, ...), required=(Bool, ...), default=(Any, None),
+            array=(Bool, False), description=(Text | None, None), **extra)
         m[f"ColumnUpdate.{kind.name}"] = _model(
-            f"{prefix}{name}ColumnUpdate", **tb, key=(PathId, ...), required=(bool, ...), default=(Any, None),
+            f"{prefix}{name}ColumnUpdate", **tb, key=(PathId, ...), required=(Bool, ...), default=(Any, None),
             newKey=(str | None, None), description=(Text | None, None),
             **{k: v for k, v in extra.items() if k != "encrypt"})
     return m

@@ -10,10 +10,10 @@ work is one attribute test.
 
 from __future__ import annotations
 
-from apps.core import formats
+from apps.core.domain.ids import resolve_id
 from apps.core.errors import AppwriteError
+from apps.core.http import formats
 from apps.core.http.context import json_response, no_content
-from apps.core.ids import resolve_id
 from apps.databases import relations
 from apps.databases.api.common import queries_of, table_and_row_of, table_of
 from apps.databases.naming import LEGACY, Naming

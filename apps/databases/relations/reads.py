@@ -9,7 +9,7 @@ relationship for the whole page of rows, and only related rows the caller may re
 
 from __future__ import annotations
 
-from apps.core.db import as_json
+from apps.core.drivers.db import as_json
 from apps.core.errors import AppwriteError
 from apps.databases import relations
 from apps.databases import sql as dialect

@@ -12,15 +12,14 @@ many-to-many list on PostgreSQL.
 
 from __future__ import annotations
 
-from apps.core.db import UniqueViolation, now, present, races
+from apps.core.drivers.db import UniqueViolation, now, present, races
 from apps.core.errors import AppwriteError, invalid_argument
 from apps.databases import relations
 from apps.databases import sql as dialect
 from apps.databases.naming import Naming
 from apps.databases.relations import ON_DELETE, TYPES, Rel
-from apps.databases.schema import check_key, column_from_row
+from apps.databases.schema import MAX_COLUMNS, check_key, column_from_row
 from apps.databases.selectors import meta
-from apps.databases.services.columns import MAX_COLUMNS
 
 
 def index_name(table_pk: int, column_pk: int) -> str:

@@ -3,12 +3,12 @@ the work done by :class:`apps.databases.relations.writes.Writer`, events recorde
 
 from __future__ import annotations
 
+from apps.core.domain.ids import resolve_id
 from apps.core.errors import AppwriteError
-from apps.core.ids import resolve_id
 from apps.databases.naming import Naming
 from apps.databases.relations.writes import Writer
+from apps.databases.rowstore import allowed, perm_list
 from apps.databases.selectors.rows import row_for_write
-from apps.databases.services.rows import allowed, perm_list
 
 
 async def row_create(ctx, *, naming: Naming, database: dict, table: dict, row_uid: str, data: dict,

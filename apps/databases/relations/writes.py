@@ -23,18 +23,15 @@ from __future__ import annotations
 
 import dataclasses
 
-from apps.core import permissions as perm
+from apps.core.domain import permissions as perm
+from apps.core.domain.events import WriteEvent, announce_all, record
+from apps.core.domain.ids import is_valid_id, resolve_id
 from apps.core.errors import AppwriteError
-from apps.core.events import WriteEvent, announce_all, record
-from apps.core.ids import is_valid_id, resolve_id
 from apps.databases import relations
 from apps.databases import sql as dialect
 from apps.databases.naming import Naming
 from apps.databases.relations import MAX_DEPTH, Rel
-from apps.databases.schema import validate_data
-from apps.databases.selectors import meta
-from apps.databases.selectors.rows import can_read, row_for_write
-from apps.databases.services.rows import (
+from apps.databases.rowstore import (
     allowed,
     data_of,
     insert_row,
@@ -46,6 +43,9 @@ from apps.databases.services.rows import (
     structure_error,
     write_row,
 )
+from apps.databases.schema import validate_data
+from apps.databases.selectors import meta
+from apps.databases.selectors.rows import can_read, row_for_write
 
 
 def invalid(message: str) -> AppwriteError:

@@ -6,10 +6,10 @@ import json
 
 from django.conf import settings
 
-from apps.core import cache
-from apps.core.db import as_bool, as_json
+from apps.core.domain.queries import Query
+from apps.core.drivers import cache
+from apps.core.drivers.db import as_bool, as_json
 from apps.core.errors import AppwriteError
-from apps.core.queries import Query
 from apps.databases import querying as qp
 from apps.databases import sql as dialect
 from apps.databases.naming import Naming
@@ -74,7 +74,7 @@ async def table_meta_with_row(ctx, *, database_uid: str, table_uid: str, row_uid
     round trip: a row GET is one query.
 
     ``cached=True`` (the row endpoints) first looks in this process's table cache
-    (``apps.core.cache``; entries are dropped by :func:`forget_table` / :func:`forget_database`
+    (``apps.core.drivers.cache``; entries are dropped by :func:`forget_table` / :func:`forget_database`
     in every process): on a hit only the row is read. The returned database and table dicts
     are then shared: never mutate them.
     """

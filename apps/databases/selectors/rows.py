@@ -7,10 +7,10 @@ API keys read everything. Lists never see rows, counts or cursors outside that f
 
 from __future__ import annotations
 
-from apps.core import permissions as perm
-from apps.core.db import as_json
+from apps.core.domain import permissions as perm
+from apps.core.domain.queries import Query
+from apps.core.drivers.db import as_json
 from apps.core.errors import AppwriteError
-from apps.core.queries import Query
 from apps.databases import querying as qp
 from apps.databases import relations
 from apps.databases import sql as dialect

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apps.core.queries import Query
+from apps.core.domain.queries import Query
 from apps.databases import querying as qp
 from apps.databases.selectors.meta import run_plan
 

@@ -7,19 +7,16 @@ rows the caller may update/delete.
 
 from __future__ import annotations
 
-from apps.core import permissions as perm
+from apps.core.domain import permissions as perm
+from apps.core.domain.events import announce_all
+from apps.core.domain.ids import resolve_id
+from apps.core.domain.queries import Query
 from apps.core.errors import AppwriteError
-from apps.core.events import announce_all
-from apps.core.ids import resolve_id
-from apps.core.queries import Query
 from apps.databases import querying as qp
 from apps.databases import sql as dialect
 from apps.databases.naming import Naming
 from apps.databases.relations import has as has_relationships
-from apps.databases.schema import validate_data
-from apps.databases.selectors.meta import run_plan
-from apps.databases.selectors.rows import ROW_COLUMNS, fields_of, rows_for_write
-from apps.databases.services.rows import (
+from apps.databases.rowstore import (
     allowed,
     data_of,
     insert_rows,
@@ -30,9 +27,12 @@ from apps.databases.services.rows import (
     require_create,
     stored_data,
     structure_error,
-    upsert_in,
     write_row,
 )
+from apps.databases.schema import validate_data
+from apps.databases.selectors.meta import run_plan
+from apps.databases.selectors.rows import ROW_COLUMNS, fields_of, rows_for_write
+from apps.databases.services.rows import upsert_in
 
 MAX_BULK = 1000
 

@@ -8,18 +8,16 @@ removes its values from every row and drops the indexes that use it.
 
 from __future__ import annotations
 
-from apps.core.db import now, present, races
+from apps.core.drivers.db import now, present, races
 from apps.core.errors import AppwriteError
 from apps.databases import spatial
 from apps.databases import sql as dialect
 from apps.databases.naming import Naming
 from apps.databases.relations import visible
-from apps.databases.schema import KINDS, build_spec, check_key, column_from_row
+from apps.databases.schema import KINDS, MAX_COLUMNS, build_spec, check_key, column_from_row
 from apps.databases.selectors import meta
 from apps.databases.selectors.rows import table_has_rows
 from apps.databases.services import ddl
-
-MAX_COLUMNS = 1000
 
 
 def find_column(naming: Naming, table: dict, key: str) -> dict:

@@ -27,22 +27,16 @@ from __future__ import annotations
 
 import dataclasses
 
-from apps.core import permissions as perm
-from apps.core.auth import Auth
-from apps.core.db import UniqueViolation, as_dt, as_json
+from apps.core.domain import permissions as perm
+from apps.core.domain.events import announce_all, record
+from apps.core.domain.queries import parse_queries
+from apps.core.drivers.db import UniqueViolation, as_dt, as_json
 from apps.core.errors import AppwriteError
-from apps.core.events import announce_all, record
-from apps.core.queries import parse_queries
+from apps.core.http.auth import Auth
 from apps.databases import relations
 from apps.databases import sql as dialect
 from apps.databases.naming import Naming
-from apps.databases.schema import validate_data
-from apps.databases.selectors import meta
-from apps.databases.selectors.rows import row_for_write
-from apps.databases.services import transactions as txns
-from apps.databases.services.bulk import matching_rows
-from apps.databases.services.increments import increment_in
-from apps.databases.services.rows import (
+from apps.databases.rowstore import (
     allowed,
     data_of,
     insert_row,
@@ -53,9 +47,15 @@ from apps.databases.services.rows import (
     row_event,
     stored_data,
     structure_error,
-    upsert_in,
     write_row,
 )
+from apps.databases.schema import validate_data
+from apps.databases.selectors import meta
+from apps.databases.selectors.rows import row_for_write
+from apps.databases.services import transactions as txns
+from apps.databases.services.bulk import matching_rows
+from apps.databases.services.increments import increment_in
+from apps.databases.services.rows import upsert_in
 
 _OPS = "SELECT id, table_pk, action, row_uid, data, seen, roles, user_uid, created_at FROM databases_transaction_op " \
        "WHERE transaction_id = %s ORDER BY id"

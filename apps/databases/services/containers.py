@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from apps.core import permissions as perm
-from apps.core.db import UniqueViolation, now, present, races
+from apps.core.domain import permissions as perm
+from apps.core.drivers.db import UniqueViolation, now, present, races
+from apps.core.drivers.runtime import run_blocking
 from apps.core.errors import AppwriteError
-from apps.core.runtime import run_blocking
 from apps.databases import sql as dialect
 from apps.databases.naming import Naming
 from apps.databases.selectors import meta
@@ -68,7 +68,7 @@ async def _trash_tables(tx, trash: int, table_ids: list[int]) -> None:
     removal of their rows, in the caller's transaction (apps.projects.trash)."""
     if not table_ids:
         return
-    from apps.core.queue import enqueue
+    from apps.core.tasks.queue import enqueue
     from apps.databases.tasks import purge_tables
 
     await ddl.drop_all(tx, table_ids)

@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
+from apps.core.domain.events import announce_all
 from apps.core.errors import AppwriteError
-from apps.core.events import announce_all
 from apps.databases.naming import Naming
+from apps.databases.rowstore import allowed, data_of, perm_list, record_rows, stored_data, structure_error, write_row
 from apps.databases.schema import validate_data
 from apps.databases.selectors.rows import row_for_write
-from apps.databases.services.rows import (
-    allowed,
-    data_of,
-    perm_list,
-    record_rows,
-    stored_data,
-    structure_error,
-    write_row,
-)
 
 
 def increment_column(naming: Naming, table: dict, key: str, delta: int | float) -> tuple[dict, str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apps.core.db import UniqueViolation, now, present, races
+from apps.core.drivers.db import UniqueViolation, now, present, races
 from apps.core.errors import AppwriteError
 from apps.databases import extensions
 from apps.databases import sql as dialect

@@ -14,26 +14,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from apps.core.domain.queries import parse_queries
 from apps.core.errors import AppwriteError, invalid_argument
-from apps.core.queries import parse_queries
 from apps.databases import querying as qp
 from apps.databases import relations
 from apps.databases import sql as dialect
 from apps.databases.naming import Naming
+from apps.databases.rowstore import allowed, item_permissions, perm_list, prepare_new, require_create, structure_error
 from apps.databases.schema import validate_data
 from apps.databases.selectors import meta
 from apps.databases.selectors.rows import ROW_COLUMNS, fields_of
 from apps.databases.services import transactions as txns
 from apps.databases.services.bulk import MAX_BULK, no_bulk
 from apps.databases.services.increments import increment_column
-from apps.databases.services.rows import (
-    allowed,
-    item_permissions,
-    perm_list,
-    prepare_new,
-    require_create,
-    structure_error,
-)
 from apps.databases.services.transactions import Staged
 
 

@@ -26,9 +26,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from apps.core.db import UniqueViolation, as_dt, as_json, now
+from apps.core.domain.ids import resolve_id, unique_id
+from apps.core.drivers.db import UniqueViolation, as_dt, as_json, now
 from apps.core.errors import AppwriteError
-from apps.core.ids import resolve_id, unique_id
 from apps.databases import sql as dialect
 
 TTL_MIN, TTL_MAX, TTL_DEFAULT = 60, 3600, 300  # seconds

@@ -61,11 +61,11 @@ def test_nul_characters_are_400(hostile, sql, method, path, body):
 def test_row_insert_into_a_table_deleted_meanwhile_is_404(django_db_setup, django_db_blocker):
     """A row create racing a table delete hit the row's foreign key: a 500 (seen on ASGI under
     a create storm while the table was deleted). The driver error is now 404 table_not_found."""
-    from apps.core.db import DjangoSync
+    from apps.core.drivers.db import DjangoSync
+    from apps.core.drivers.runtime import run_sync
     from apps.core.errors import AppwriteError
-    from apps.core.runtime import run_sync
     from apps.databases.naming import TABLESDB
-    from apps.databases.services.rows import insert_row
+    from apps.databases.rowstore import insert_row
 
     with django_db_blocker.unblock():
         db = DjangoSync()

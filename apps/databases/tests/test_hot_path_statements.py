@@ -8,9 +8,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from apps.core.drivers.runtime import run_sync
 from apps.core.http import pipeline
 from apps.core.http.context import RequestContext
-from apps.core.runtime import run_sync
 from conftest import make_project
 
 

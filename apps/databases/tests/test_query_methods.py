@@ -182,9 +182,9 @@ def test_index_plans_serve_new_methods(api, sql, django_db_blocker):
     priced out so the plan shows whether an index can serve the filter at all."""
     from django.conf import settings
 
-    from apps.core.auth import Auth
-    from apps.core.queries import parse_queries
-    from apps.core.runtime import run_sync
+    from apps.core.domain.queries import parse_queries
+    from apps.core.drivers.runtime import run_sync
+    from apps.core.http.auth import Auth
     from apps.databases import querying as qp
     from apps.databases.selectors.meta import table_meta
     from apps.databases.selectors.rows import listing

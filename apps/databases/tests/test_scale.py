@@ -29,7 +29,7 @@ def test_parallel_inserts_of_one_unique_value(server, project, sql):
 
 class _Ctx:
     def __init__(self, project_pk):
-        from apps.core.db import DjangoSync
+        from apps.core.drivers.db import DjangoSync
 
         self.db = DjangoSync()
         self.project = {"id": project_pk}
@@ -39,9 +39,9 @@ class _Ctx:
 def test_permission_filtered_list_uses_indexes(api, sql, django_db_blocker):
     from django.conf import settings
 
-    from apps.core.auth import Auth, user_roles
-    from apps.core.queries import parse_queries
-    from apps.core.runtime import run_sync
+    from apps.core.domain.queries import parse_queries
+    from apps.core.drivers.runtime import run_sync
+    from apps.core.http.auth import Auth, user_roles
     from apps.databases.selectors.meta import table_meta
     from apps.databases.selectors.rows import row_list_sql
 

@@ -18,6 +18,8 @@ from appwrite.services.account import Account
 from appwrite.services.databases import Databases
 from appwrite.services.tables_db import TablesDB
 
+from conftest import EVERY_BUILD
+
 
 def _client(server, project, *, key=True, session=None) -> Client:
     c = Client().set_endpoint(server.endpoint).set_project(project.id)
@@ -36,6 +38,7 @@ def _user_client(server, project, email):
     return user, Account(user).get().id
 
 
+@EVERY_BUILD  # also on the naive build: one of its smoke tests (conftest.EVERY_BUILD)
 def test_tablesdb_with_sdk(server, project):
     tdb = TablesDB(_client(server, project))
     db = tdb.create(database_id=ID.unique(), name="Shop")

@@ -168,9 +168,9 @@ def test_bad_spatial_columns_and_indexes(api):
 
 def test_spatial_indexes_serve_queries(api, sql, django_db_blocker):
     """EXPLAIN: the GiST indexes of a spatial index serve intersects and meter distances."""
-    from apps.core.auth import Auth
-    from apps.core.queries import parse_queries
-    from apps.core.runtime import run_sync
+    from apps.core.domain.queries import parse_queries
+    from apps.core.drivers.runtime import run_sync
+    from apps.core.http.auth import Auth
     from apps.databases import querying as qp
     from apps.databases.selectors.meta import table_meta
     from apps.databases.selectors.rows import listing
@@ -256,7 +256,7 @@ def no_postgis_server(live_env):
         subprocess.run([os.sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
         key = subprocess.run([os.sys.executable, "-c", (
             "import os, django; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'backend.settings'); django.setup()\n"
-            "from apps.core.auth import KEY_SCOPES\nfrom apps.projects.services import api_key_create, project_create\n"
+            "from apps.core.http.auth import KEY_SCOPES\nfrom apps.projects.services import api_key_create, project_create\n"
             "project_create(project_id='plain', name='plain', origins=[])\n"
             "print(api_key_create(project_id='plain', name='k', scopes=sorted(KEY_SCOPES))[1])")],
             cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]

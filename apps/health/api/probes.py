@@ -10,11 +10,12 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.files.storage import storages
-from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
+from pydantic import AfterValidator, StringConstraints
 
+from apps.core.drivers.runtime import run_blocking
 from apps.core.errors import AppwriteError
 from apps.core.http.context import json_response
-from apps.core.runtime import run_blocking
+from apps.core.http.inputs import Strict
 from apps.health import probes
 
 MAX_CLOCK_GAP = 60  # seconds (Appwrite: "Server time gaps detected" beyond a minute)
@@ -33,8 +34,7 @@ def _domain(value: str) -> str:
     return value.lower()
 
 
-class CertificateParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CertificateParams(Strict):
     domain: Annotated[str, StringConstraints(min_length=1, max_length=2048), AfterValidator(_domain)]
 
 

@@ -7,8 +7,8 @@ import shutil
 
 from django.conf import settings
 
+from apps.core.drivers.runtime import run_blocking
 from apps.core.http.context import json_response
-from apps.core.runtime import run_blocking
 
 
 def _human(size: int) -> str:

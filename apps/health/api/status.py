@@ -11,9 +11,9 @@ import time
 
 from django.conf import settings
 
+from apps.core.drivers.kv import KVUnavailable
 from apps.core.errors import AppwriteError
 from apps.core.http.context import json_response
-from apps.core.kv import KVUnavailable
 
 
 def _ms(started: float) -> int:

@@ -51,6 +51,30 @@ def test_bad_input_fails_clearly(live_env, project, args, message):
     assert result.stdout.strip() == ""
 
 
+def test_an_unknown_project_says_where_it_looked_and_how_to_make_it(live_env, project):
+    result = manage(live_env, "createapikey", "no-such-project", "--all-scopes")
+    assert result.returncode != 0 and result.stdout.strip() == ""
+    assert "project 'no-such-project' does not exist in the postgresql database test_" in result.stderr
+    held = result.stderr.split("(it has: ", 1)[1].split(");", 1)[0].split(", ")  # the first ten, by ID
+    assert project.id in held or (len(held) == 11 and held[-1] == "...")
+    assert result.stderr.rstrip().endswith("); create it with: manage.py createproject no-such-project")
+
+
+def test_a_command_before_migrate_says_to_migrate(live_env, tmp_path):
+    """On a new database (here a new SQLite file) a command run before ``migrate`` answers with
+    what to do, not a traceback; ``--traceback`` still shows Django's own."""
+    env = {k: v for k, v in live_env.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env["SQLITE_PATH"] = str(tmp_path / "new.sqlite3")
+    result = subprocess.run([sys.executable, "manage.py", "createproject", "early"], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr == (f"The database has no table projects_project yet (sqlite database {tmp_path / 'new.sqlite3'}): "
+                             "run `python manage.py migrate` first.\n")
+    traced = subprocess.run([sys.executable, "manage.py", "createproject", "early", "--traceback"], cwd=ROOT,
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert traced.returncode != 0 and "Traceback" in traced.stderr and "no such table" in traced.stderr
+
+
 def test_duplicate_project(live_env, project):
     result = manage(live_env, "createproject", project.id)
     assert result.returncode != 0 and "already exists" in result.stderr

@@ -17,8 +17,8 @@ import redis
 import websockets
 from django.conf import settings
 
-from apps.core.events import WriteEvent
-from apps.core.runtime import run_sync
+from apps.core.domain.events import WriteEvent
+from apps.core.drivers.runtime import run_sync
 from apps.realtime.publisher import on_write
 from apps.realtime.tests.conftest import connect, nothing, recv, recv_type, subscribe
 from conftest import start_server

@@ -254,3 +254,25 @@ def test_session_waiting_for_mfa_is_a_guest_until_the_challenge(rt_server, rt_ap
         await ws.close()
 
     asyncio.run(run())
+
+
+def test_websocket_protocol_switched_off_closes_1008(rt_server, rt_api):
+    """The Project service's websocket switch: off, a connection without a key is refused."""
+    r = rt_api.call("PATCH", "/project/protocols/websocket", key=True, json={"enabled": False})
+    assert r.status_code == 200 and {"$id": "websocket", "enabled": False} in r.json()["protocols"]
+
+    async def refused():
+        ws, frame = await connect(rt_server, rt_api.project.id)
+        with pytest.raises(websockets.ConnectionClosed):
+            await recv(ws)
+        assert ws.close_code == 1008 and frame["type"] == "error"
+        assert frame["data"]["message"] == "The requested API is disabled."
+
+    async def connected():
+        ws, frame = await connect(rt_server, rt_api.project.id)
+        assert frame["type"] == "connected"
+        await ws.close()
+
+    asyncio.run(refused())
+    assert rt_api.call("PATCH", "/project/protocols/websocket", key=True, json={"enabled": True}).status_code == 200
+    asyncio.run(connected())

@@ -17,8 +17,8 @@ import pytest
 import redis
 from django.conf import settings
 
-from apps.core.kv import KVUnavailable, RedisSync
-from apps.core.runtime import run_sync
+from apps.core.drivers.kv import KVUnavailable, RedisSync
+from apps.core.drivers.runtime import run_sync
 from apps.realtime.hub import stream_key
 from apps.realtime.publisher import on_write
 from apps.realtime.tests.conftest import connect, recv, subscribe

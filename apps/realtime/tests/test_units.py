@@ -7,9 +7,9 @@ import json
 import orjson
 import pytest
 
+from apps.core.domain.channels import event_names, families_for, read_roles_for, rewrite_account, with_action_copies
+from apps.core.domain.events import WriteEvent
 from apps.core.errors import AppwriteError
-from apps.core.events import WriteEvent
-from apps.realtime.channels import event_names, families_for, read_roles_for, rewrite_account, with_action_copies
 from apps.realtime.delivery import Subscription, build_message, frames_for
 from apps.realtime.filters import compile_queries, matches
 from apps.realtime.hub import encode
@@ -158,7 +158,7 @@ def test_message_carries_the_event_and_delivery_derives_its_names():
 def test_malformed_events_are_dropped_not_delivered():
     """An event without the IDs its names need is not published (logged once at the writer),
     and a malformed message never closes a receiving connection."""
-    from apps.realtime.publisher import message_for
+    from apps.realtime.delivery import message_for
 
     assert message_for(WriteEvent("p", "row", "create", {"databaseId": "d"}, {}, extra={"read_roles": ["any"]})) is None
     assert message_for(WriteEvent("p", "team", "create", {}, {})) is None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from apps.core import permissions as perms
-from apps.core.db import as_json
+from apps.core.domain import permissions as perms
+from apps.core.domain.ids import resolve_id
+from apps.core.drivers.db import as_json
 from apps.core.http.context import json_response, no_content
-from apps.core.ids import resolve_id
 from apps.storage import selectors
 from apps.storage.responses import bucket_model
 from apps.storage.services import buckets as services

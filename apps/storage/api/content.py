@@ -11,9 +11,9 @@ from urllib.parse import quote
 
 from django.conf import settings
 
+from apps.core.drivers.runtime import SYNC, run_blocking
 from apps.core.errors import AppwriteError
 from apps.core.http.context import Response
-from apps.core.runtime import SYNC, run_blocking
 from apps.storage import backends, mime, preview
 from apps.storage.api.files import readable_file
 from apps.storage.streaming import etag_matches, file_response

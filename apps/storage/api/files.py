@@ -3,11 +3,11 @@ delete. Scopes ``files.read``/``files.write``; then bucket and file permissions 
 
 from __future__ import annotations
 
-from apps.core import permissions as perms
-from apps.core.db import as_json
+from apps.core.domain import permissions as perms
+from apps.core.domain.ids import is_valid_id, resolve_id
+from apps.core.drivers.db import as_json
 from apps.core.errors import AppwriteError, invalid_argument
 from apps.core.http.context import UploadedPart, json_response, no_content
-from apps.core.ids import is_valid_id, resolve_id
 from apps.storage import filetokens, selectors
 from apps.storage.responses import file_model
 from apps.storage.services import files as services

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from django.conf import settings
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
-from apps.core.ids import NewId
+from apps.core.domain.ids import NewId
+from apps.core.http.inputs import Bool, LooseBool, Strict
 
 IdParam = Annotated[str, StringConstraints(min_length=1, max_length=36)]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
@@ -27,26 +28,20 @@ def _extensions(value: list[str]) -> list[str]:
     return [v.lower().lstrip(".") for v in value]
 
 
-class Strict(BaseModel):
-    """Base: unknown parameters are refused (400 ``general_argument_invalid``)."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
 class BucketFields(Strict):
     name: Name
     permissions: list[str] | None = None
-    fileSecurity: bool = False
-    enabled: bool = True
+    fileSecurity: LooseBool = False
+    enabled: LooseBool = True
     maximumFileSize: Annotated[int, AfterValidator(_max_file_size)] | None = None
     allowedFileExtensions: Annotated[list[str], AfterValidator(_extensions)] = Field(default_factory=list)
     compression: Literal["none", "gzip", "zstd"] = "none"
-    encryption: bool = True
-    antivirus: bool = True
-    transformations: bool = True
+    encryption: LooseBool = True
+    antivirus: LooseBool = True
+    transformations: LooseBool = True
     # Sent by SDK 27, newer than the server version we follow (contract header): accepted, ignored.
     description: Annotated[str, StringConstraints(max_length=1024)] = ""
-    stripMetadata: bool = False
+    stripMetadata: Bool = False
 
 
 class BucketCreate(BucketFields):
@@ -64,17 +59,16 @@ class BucketRef(Strict):
 class ListParams(Strict):
     queries: list[str] | None = None
     search: Annotated[str, StringConstraints(max_length=256)] = ""
-    total: bool = True
+    total: LooseBool = True
 
 
 class FilesList(ListParams):
     bucketId: IdParam
 
 
-class FileCreate(BaseModel):
+class FileCreate(Strict):
     """Multipart upload fields; ``file`` is an ``UploadedPart`` (checked by the handler)."""
 
-    model_config = ConfigDict(extra="forbid")
     bucketId: IdParam
     fileId: NewId
     file: Any

@@ -11,14 +11,15 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
+from pydantic import AfterValidator, StringConstraints
 
-from apps.core import permissions as perms
-from apps.core.db import as_dt, as_json, races
+from apps.core.domain import permissions as perms
+from apps.core.domain.ids import unique_id
+from apps.core.domain.timefmt import iso
+from apps.core.drivers.db import as_dt, as_json, races
 from apps.core.errors import AppwriteError
 from apps.core.http.context import json_response, no_content
-from apps.core.ids import unique_id
-from apps.core.timefmt import iso
+from apps.core.http.inputs import LooseBool, Strict
 from apps.storage import filetokens, selectors
 from apps.storage.querysql import plan
 
@@ -46,10 +47,6 @@ def _future(value: str | None) -> dt.datetime | None:
 Expire = Annotated[str | None, AfterValidator(_future)]
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
 class FileTokenCreate(Strict):
     bucketId: IdParam
     fileId: IdParam
@@ -60,7 +57,7 @@ class FileTokenList(Strict):
     bucketId: IdParam
     fileId: IdParam
     queries: list[str] | None = None
-    total: bool = True
+    total: LooseBool = True
 
 
 class TokenRef(Strict):

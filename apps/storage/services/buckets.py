@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apps.core.db import UniqueViolation, now, present, races
+from apps.core.drivers.db import UniqueViolation, now, present, races
 from apps.core.errors import AppwriteError
 from apps.storage import selectors
 
@@ -49,7 +49,7 @@ async def bucket_delete(ctx, *, bucket_uid: str) -> None:
 
     Raises 404 ``storage_bucket_not_found``.
     """
-    from apps.core.queue import enqueue
+    from apps.core.tasks.queue import enqueue
     from apps.projects.trash import trash_project_id
     from apps.storage.tasks import purge_bucket
 

@@ -26,8 +26,8 @@ import time
 
 from django.conf import settings
 
-from apps.core.db import now
-from apps.core.runtime import run_blocking
+from apps.core.drivers.db import now
+from apps.core.drivers.runtime import run_blocking
 from apps.storage import backends, leases
 from apps.storage.services.files import discard_bytes
 

@@ -7,11 +7,11 @@ import hashlib
 import os
 import shutil
 
-from apps.core import permissions as perms
-from apps.core.db import ForeignKeyViolation, UniqueViolation, as_json, now, present, races
+from apps.core.domain import permissions as perms
+from apps.core.domain.events import WriteEvent, announce, announce_all, record
+from apps.core.drivers.db import ForeignKeyViolation, UniqueViolation, as_json, now, present, races
+from apps.core.drivers.runtime import run_blocking
 from apps.core.errors import AppwriteError
-from apps.core.events import WriteEvent, announce, announce_all, record
-from apps.core.runtime import run_blocking
 from apps.storage import backends, leases, mime
 from apps.storage.responses import file_model
 

@@ -38,9 +38,9 @@ import re
 import shutil
 import time
 
-from apps.core.db import ForeignKeyViolation, now
+from apps.core.drivers.db import ForeignKeyViolation, now
+from apps.core.drivers.runtime import run_blocking, sleep
 from apps.core.errors import AppwriteError
-from apps.core.runtime import run_blocking, sleep
 from apps.storage import backends, leases, mime
 from apps.storage.services.cleanup import maybe_cleanup
 from apps.storage.services.files import (

@@ -32,7 +32,7 @@ def main(path: str, mime: str, count: int, params: dict) -> None:
     import django
 
     django.setup()
-    from apps.core.runtime import ASYNC
+    from apps.core.drivers.runtime import ASYNC
     from apps.storage.api import content
 
     data = open(path, "rb").read()

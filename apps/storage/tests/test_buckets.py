@@ -20,7 +20,17 @@ CREATE_CASES = [
     ("bad compression", {"compression": "lz4"}, 400, "general_argument_invalid"),
     ("size zero", {"maximumFileSize": 0}, 400, "general_argument_invalid"),
     ("bad permission", {"permissions": ["read(any)"]}, 400, "general_argument_invalid"),
-    ("unknown param", {"color": "red"}, 400, "general_argument_invalid"),
+    ("undeclared param ignored", {"color": "red"}, 201, None),
+    # booleans follow Appwrite's validator, not pydantic's lax bool (which took "off" as false)
+    ("enabled 'off'", {"enabled": "off"}, 400, "general_argument_invalid"),
+    ("fileSecurity 'yes'", {"fileSecurity": "yes"}, 400, "general_argument_invalid"),
+    ("encryption 2", {"encryption": 2}, 400, "general_argument_invalid"),
+    ("antivirus 'on'", {"antivirus": "on"}, 400, "general_argument_invalid"),
+    ("transformations 'n'", {"transformations": "n"}, 400, "general_argument_invalid"),
+    ("stripMetadata 'true' (strict)", {"stripMetadata": "true"}, 400, "general_argument_invalid"),
+    # Appwrite declares the bucket's five switches loose: "true"/"false"/"1"/"0"/1/0 pass in JSON too
+    ("loose switches", {"enabled": "false", "fileSecurity": 1, "encryption": "0", "antivirus": 0,
+                        "transformations": "true"}, 201, None),
 ]
 
 
@@ -32,6 +42,9 @@ def test_bucket_create(api, name, overrides, status, etype):
     assert r.status_code == status, r.text
     if etype:
         assert r.json()["type"] == etype
+        if body.get("bucketId", "").startswith("b"):
+            gone = api.call("GET", f"/storage/buckets/{body['bucketId']}", key=True)
+            assert gone.json()["type"] == "storage_bucket_not_found", "a refused create wrote a bucket"
         return
     b = r.json()
     assert set(b) >= {"$id", "$createdAt", "$updatedAt", "$permissions", "fileSecurity", "name", "enabled",
@@ -41,6 +54,9 @@ def test_bucket_create(api, name, overrides, status, etype):
     if name == "all fields":
         assert b["allowedFileExtensions"] == ["png", "jpg"] and b["compression"] == "gzip"
         assert b["enabled"] is False and b["fileSecurity"] is True
+    if name == "loose switches":
+        assert (b["enabled"], b["fileSecurity"], b["encryption"], b["antivirus"], b["transformations"]) == (
+            False, True, False, False, True)
 
 
 def test_bucket_crud_and_errors(api):
@@ -84,3 +100,17 @@ def test_bucket_list_pagination(api):
     after = json.dumps({"method": "cursorAfter", "values": [ids[1]]})
     rest = api.call("GET", "/storage/buckets", params={"queries[0]": after, "search": "page-"}, key=True).json()
     assert [b["$id"] for b in rest["buckets"]] == ids[2:]
+
+
+@pytest.mark.parametrize("value,status", [("false", 200), ("0", 200), ("true", 200), ("1", 200), ("off", 400),
+                                          ("yes", 400), ("2", 400), ("False", 400)])
+def test_list_total_takes_appwrites_loose_booleans(api, value, status):
+    """``total`` comes in the query string (a string): Appwrite's loose rule, nothing more."""
+    bucket = make_bucket(api, name="counted")
+    for path in ("/storage/buckets", f"/storage/buckets/{bucket['$id']}/files"):
+        r = api.call("GET", path, params={"total": value}, key=True)
+        assert r.status_code == status, r.text
+        if status == 400:
+            assert r.json()["type"] == "general_argument_invalid" and "`total`" in r.json()["message"]
+        elif path == "/storage/buckets":
+            assert (r.json()["total"] > 0) is (value in ("true", "1"))

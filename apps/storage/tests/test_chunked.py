@@ -127,7 +127,7 @@ def test_oversized_body_refused_before_buffering(api, bucket):
     r = api.call("POST", f"/storage/buckets/{bucket['$id']}/files", data=body(), key=True,
                  headers={"Content-Type": "multipart/form-data; boundary=XX"})
     # ASGI: the outer body cap cuts the stream at MAX_REQUEST_BODY; WSGI: the WSGI wrapper reads a
-    # chunked body up to the same cap (apps.core.http.limits.wsgi_limits).
+    # chunked body up to the same cap (apps.core.http.serving.limits.wsgi_limits).
     assert r.status_code == 413 and r.json()["type"] == "general_payload_too_large", r.text
     assert api.call("GET", f"/storage/buckets/{bucket['$id']}/files", key=True).json()["total"] == 0
 

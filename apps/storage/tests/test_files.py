@@ -10,6 +10,7 @@ import pytest
 import requests
 
 from apps.storage.tests.conftest import make_bucket, new_id, upload
+from conftest import EVERY_BUILD
 
 BAD_UPLOADS = [
     # (name, bucket fields, upload kwargs, status, error type)
@@ -77,6 +78,7 @@ def test_file_names_are_sanitised(api, bucket, raw, expected):
     assert "/" not in f["name"] and "\x00" not in f["name"]
 
 
+@EVERY_BUILD  # also on the naive build: one of its smoke tests (conftest.EVERY_BUILD)
 def test_single_upload_roundtrip(api, bucket):
     data = b"hello storage\n" * 100
     r = upload(api, bucket["$id"], data, name="hello.txt", file_id="hello1")

@@ -10,9 +10,9 @@ import pytest
 def test_finish_without_a_file_row_drops_the_bytes_and_is_404(django_db_setup, django_db_blocker, tmp_path):
     """finish() on a row deleted meanwhile (bucket deleted during the upload) raised TypeError
     (500) and left the stored bytes behind."""
-    from apps.core.db import DjangoSync
+    from apps.core.drivers.db import DjangoSync
+    from apps.core.drivers.runtime import SYNC, run_sync
     from apps.core.errors import AppwriteError
-    from apps.core.runtime import SYNC, run_sync
     from apps.storage import backends
     from apps.storage.services.files import finish
 
@@ -37,7 +37,7 @@ def test_previews_render_at_most_preview_concurrency_at_once():
     import threading
     import time
 
-    from apps.core.runtime import ASYNC
+    from apps.core.drivers.runtime import ASYNC
     from apps.storage.api import content
 
     state = {"now": 0, "peak": 0}

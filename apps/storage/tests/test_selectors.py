@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.core.auth import Auth, user_roles
+from apps.core.http.auth import Auth, user_roles
 from apps.storage.selectors import bucket_for_event, can_read_file
 from apps.storage.tests.conftest import make_bucket
 
@@ -30,8 +30,8 @@ def test_can_read_file(bucket_perms, file_security, file_perms, auth, readable):
 
 
 def test_bucket_for_event(asgi_server, project, django_db_blocker):
-    from apps.core.db import get_database
-    from apps.core.runtime import SYNC, run_sync
+    from apps.core.drivers.db import get_database
+    from apps.core.drivers.runtime import SYNC, run_sync
     from conftest import Api
 
     b = make_bucket(Api(asgi_server, project), fileSecurity=True)

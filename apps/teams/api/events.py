@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apps.core.events import WriteEvent, announce
+from apps.core.domain.events import WriteEvent, announce
 
 
 async def announce_team(ctx, model: dict, action: str, *, detail: str | None = None) -> None:

@@ -7,9 +7,10 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, StringConstraints, WithJsonSchema
 
-from apps.accounts.api.inputs import IdParam, Name, Strict
-from apps.accounts.api.users_inputs import EmailOrEmpty, PhoneOrEmpty, Search
-from apps.core.ids import NewId
+from apps.accounts.api.inputs import IdParam, Name
+from apps.accounts.api.manage.inputs import EmailOrEmpty, PhoneOrEmpty, Search
+from apps.core.domain.ids import NewId
+from apps.core.http.inputs import LooseBool, Strict
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 MAX_ROLES = 100
@@ -41,7 +42,7 @@ OptionalId = Annotated[str, AfterValidator(_id_or_empty),
 class TeamsList(Strict):
     queries: list[str] | None = None
     search: Search = ""
-    total: bool = True
+    total: LooseBool = True
 
 
 class TeamCreate(Strict):
@@ -65,7 +66,7 @@ class TeamPrefsUpdate(TeamRef):
 class MembershipsList(TeamRef):
     queries: list[str] | None = None
     search: Search = ""
-    total: bool = True
+    total: LooseBool = True
 
 
 class MembershipCreate(TeamRef):
@@ -95,4 +96,4 @@ class UserMembershipsList(Strict):
     userId: IdParam
     queries: list[str] | None = None
     search: Search = ""
-    total: bool = True
+    total: LooseBool = True

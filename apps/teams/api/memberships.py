@@ -3,17 +3,17 @@ Users service's ``GET /users/{userId}/memberships``."""
 
 from __future__ import annotations
 
-from apps.accounts import services as accounts
 from apps.accounts.api.cookies import set_session_cookies
-from apps.accounts.links import redirect_check
-from apps.accounts.tokens import encode_session_token
-from apps.accounts.users_selectors import user_require
-from apps.core.db import as_dt
+from apps.accounts.credentials.tokens import encode_session_token
+from apps.accounts.selectors.users import user_require
+from apps.accounts.services import accounts
+from apps.accounts.services.links import redirect_check
+from apps.core.domain.ids import resolve_id
+from apps.core.domain.mail import require_mail
+from apps.core.domain.queries import parse_queries
+from apps.core.drivers.db import as_dt
 from apps.core.errors import AppwriteError, invalid_argument
 from apps.core.http.context import json_response, no_content
-from apps.core.ids import resolve_id
-from apps.core.mail import require_mail
-from apps.core.queries import parse_queries
 from apps.teams import selectors, services
 from apps.teams.api.events import announce_membership
 from apps.teams.responses import membership_model
@@ -54,7 +54,7 @@ async def membership_create(ctx):
         if not p.url:
             raise invalid_argument("url", "URL is required")
         await redirect_check(ctx, p.url)
-        require_mail()
+        require_mail(ctx.project)
     team = await selectors.team_readable(ctx, team_uid=p.teamId)
     membership_uid = resolve_id(p.membershipId, "membershipId") if p.membershipId else ""
     row, _ = await services.membership_create(ctx, team=team, user_uid=p.userId, email=p.email, phone=p.phone,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import orjson
 
+from apps.core.domain.ids import resolve_id
+from apps.core.domain.queries import parse_queries
 from apps.core.errors import invalid_argument
 from apps.core.http.context import json_response, no_content
-from apps.core.ids import resolve_id
-from apps.core.queries import parse_queries
 from apps.teams import selectors, services
 from apps.teams.api.events import announce_team
 from apps.teams.responses import team_model

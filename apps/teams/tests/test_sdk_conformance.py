@@ -68,10 +68,10 @@ def embedded_wsgi_server(embedded_env):
     server.stop()
 
 
-@pytest.fixture(params=["asgi", "wsgi", "naive", "embedded_asgi", "embedded_wsgi"])
+@pytest.fixture(params=["asgi", "lean_asgi", "wsgi", "embedded_asgi", "embedded_wsgi"])
 def target(request, project):
-    """``(server, project)``: the three builds on PostgreSQL + Redis, and the embedded SQLite
-    default on ASGI and WSGI."""
+    """``(server, project)``: the three builds on PostgreSQL + Redis (direct protocol, pure ASGI,
+    WSGI), and the embedded SQLite default on ASGI and WSGI."""
     if request.param.startswith("embedded"):
         return request.getfixturevalue(f"{request.param}_server")
     return request.getfixturevalue(f"{request.param}_server"), project

@@ -1,7 +1,7 @@
 // End-to-end flows of the notes demo in headless Chromium (Debian's /usr/bin/chromium, driven by
 // playwright-core; no browser is downloaded). One flow per run:
 //
-//   node e2e/flows.mjs <auth|notes|files|realtime|layout|refused>
+//   node e2e/flows.mjs <auth|notes|files|realtime|conflict|paging|layout|refused>
 //
 // Environment:
 //   DEMO_URL        page URL with the config query (?endpoint=&project=&database=&table=&bucket=)
@@ -189,6 +189,19 @@ async function deleteNote(page, title) {
 
 const noteItem = (page, title) => page.locator('#list li', { has: page.locator(`h3.title:text-is("${title}")`) });
 
+// Press Save in an open editor whose note another window saved meanwhile, and wait for the
+// conflict's choice. With live updates the choice may already be there (Save is then hidden).
+async function saveOrChoice(editor) {
+  const conflict = editor.locator('.conflict');
+  if (await conflict.isHidden()) {
+    await editor.locator('button.save').click({ timeout: 3000 }).catch(async (err) => {
+      if (await conflict.isHidden()) throw err;
+    });
+  }
+  await editor.locator('.conflict:visible').waitFor();
+  assert.ok(await editor.locator('button.save').isHidden(), 'no Save while the choice is open');
+}
+
 async function titles(page) {
   return page.locator('#list li h3.title').allTextContents();
 }
@@ -280,7 +293,7 @@ const flows = {
     const run = unique();
     const first = `Trip to Lisbon ${run}`;
     const second = `Groceries ${run}`;
-    await addNote(page, first, 'Tram 28 up to the castle');
+    await addNote(page, first, 'Tram 28 up to the castle, then pastéis de nata');
     await page.waitForFunction(() => document.activeElement?.id === 'note-title');  // ready for the next note
 
     // While "Add note" runs, its button is disabled and says so.
@@ -315,6 +328,13 @@ const flows = {
     await shows([{ title: first, shown: false }, { title: second, shown: true }]);
     await page.fill('#search', `castle ${run.toUpperCase()}`);
     await shows([{ title: first, shown: true }, { title: second, shown: false }]);
+    // Inside words and without accents: "bon" is in "Lisbon", "PASTEIS" is "pastéis".
+    await page.fill('#search', `bon ${run}`);
+    await shows([{ title: first, shown: true }, { title: second, shown: false }]);
+    await page.fill('#search', `PASTEIS ${run}`);
+    await shows([{ title: first, shown: true }, { title: second, shown: false }]);
+    await page.fill('#search', `gs brea ${run.slice(2)}`);
+    await shows([{ title: first, shown: false }, { title: second, shown: true }]);
     await page.fill('#search', `zebra ${run}`);
     await page.waitForSelector(`#list-status:text-is("No notes match “zebra ${run}”.")`);
     assert.equal(await page.locator('#list li').count(), 0);
@@ -393,7 +413,16 @@ const flows = {
     await noteItem(page, picTitle).locator('button.edit').focus();
     await page.keyboard.press('Tab');
     assert.ok(await page.evaluate(() => document.activeElement?.matches('input.file')), '"Attach file" takes the focus');
-    const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.keyboard.press('Space')]);
+    // On a loaded host the first Space has been seen to open no picker (no 'filechooser' event in
+    // 15 s, the input still focused): press it again, up to three times, on the focused input.
+    let chooser = null;
+    for (let attempt = 1; !chooser; attempt++) {
+      const waiting = page.waitForEvent('filechooser', { timeout: 5_000 })
+        .catch((err) => { if (attempt >= 3) throw err; return null; });
+      await page.keyboard.press('Space');
+      chooser = await waiting;
+      if (!chooser) await noteItem(page, picTitle).locator('input.file').focus();
+    }
     await chooser.setFiles({ name: 'dot.png', mimeType: 'image/png', buffer: png(40, 30) });
     const img = noteItem(page, picTitle).locator('img.preview');
     await img.waitFor({ state: 'visible', timeout: 30_000 });
@@ -446,6 +475,92 @@ const flows = {
     await logOut(b);
   },
 
+  // Two windows edit the same note: the later save sees the conflict and lets its user choose.
+  async conflict(browser) {
+    const creds = { email: env.USER_EMAIL, password: env.USER_PASSWORD };
+    const a = await newPage(browser, 'window-a');
+    const b = await newPage(browser, 'window-b');
+    await open(a);
+    await logIn(a, creds);
+    await open(b);
+    await logIn(b, creds);
+    const title = `Shared ${unique()}`;
+    await addNote(a, title, 'first version');
+    await reload(b);
+    await noteItem(b, title).waitFor();
+
+    // Keep mine: A started editing before B saved; A's save asks, then overwrites.
+    await noteItem(a, title).locator('button.edit').click();
+    await noteItem(a, title).locator('.edit-body').fill('from window A');
+    const theirs = `${title} (B)`;
+    await noteItem(b, title).locator('button.edit').click();
+    await noteItem(b, title).locator('.edit-title').fill(theirs);
+    await noteItem(b, title).locator('.edit-body').fill('from window B');
+    await noteItem(b, title).locator('button.save').click();
+    await b.waitForSelector(`#list li:has(h3.title:text-is("${theirs}"))`);
+    // A's list follows B's save (realtime) or not (no socket): A's editor is still open either way.
+    const editorA = a.locator('#list li form.editor:visible');
+    await saveOrChoice(editorA);
+    assert.match(await editorA.locator('.conflict-text').textContent(), /changed in another window/);
+    assert.match(await editorA.locator('.conflict-theirs').textContent(), /from window B/);
+    assert.equal(await editorA.locator('.edit-body').inputValue(), 'from window A', 'the draft is kept');
+    await shot(a, 'conflict');
+    await expectAccessible(a, 'edit conflict');
+    await editorA.locator('button.keep-mine').click();
+    await a.waitForSelector(`#list li:has(p.body:text-is("from window A"))`);
+    await expectNoError(a);
+    await reload(b);
+    await b.waitForSelector(`#list li:has(p.body:text-is("from window A"))`);
+
+    // Take theirs: the draft goes, the other window's version shows.
+    const current = (await a.locator('#list li:has(p.body:text-is("from window A")) h3.title').textContent());
+    await noteItem(a, current).locator('button.edit').click();
+    await noteItem(a, current).locator('.edit-body').fill('A again');
+    await noteItem(b, current).locator('button.edit').click();
+    await noteItem(b, current).locator('.edit-body').fill('B wins');
+    await noteItem(b, current).locator('button.save').click();
+    await b.waitForSelector(`#list li:has(p.body:text-is("B wins"))`);
+    const editor = a.locator('#list li form.editor:visible');
+    await saveOrChoice(editor);
+    await editor.locator('button.take-theirs').click();
+    await a.waitForSelector(`#list li:has(p.body:text-is("B wins"))`);
+    assert.equal(await a.locator('#list li form.editor:visible').count(), 0, 'the editor closed');
+    await reload(a);
+    await a.waitForSelector(`#list li:has(p.body:text-is("B wins"))`);
+    await deleteNote(a, current);
+    await logOut(a);
+    await logOut(b);
+  },
+
+  // More notes than a page: "Load more" fetches the next page after the last one (a cursor).
+  async paging(browser) {
+    const page = await newPage(browser, 'main');
+    const url = new URL(DEMO_URL);
+    url.searchParams.set('pageSize', '3');
+    await page.goto(url.toString());
+    await page.waitForSelector('body[data-ready="true"]');
+    await logIn(page, { email: env.USER_EMAIL, password: env.USER_PASSWORD });
+    const run = unique();
+    const made = [];
+    for (let i = 1; i <= 4; i++) {
+      made.push(`Page note ${i} ${run}`);
+      await addNote(page, made[made.length - 1]);
+    }
+    await page.fill('#search', run);
+    await page.waitForSelector('#count:text-is("3+ found")');
+    assert.deepEqual(await titles(page), made.slice(1).reverse(), 'the newest three first');
+    assert.ok(await page.isVisible('#more'), '"Load more" shows while a page was full');
+    await expectAccessible(page, 'list with load more');
+    await page.click('#more');
+    await page.waitForSelector('#count:text-is("4 found")');
+    assert.deepEqual(await titles(page), made.slice().reverse());
+    assert.ok(await page.isHidden('#more'), 'no "Load more" after the last page');
+    assert.equal(await page.evaluate(() => document.activeElement?.closest('li')?.querySelector('h3')?.textContent), made[0],
+      'the focus moves to the first note loaded');
+    await shot(page, 'load-more');
+    await logOut(page);
+  },
+
   // The main screens at 1280x800 and on a 390x844 phone: nothing wider than the screen, the
   // header on one line with "Log out" inside it. Keeps the screenshots (screens/).
   async layout(browser) {
@@ -482,8 +597,29 @@ const flows = {
     for (const [name, b] of [['user', who], ['live pill', pill], ['log out', logout]]) {
       assert.ok(Math.abs((b.y + b.height / 2) - (title.y + title.height / 2)) < 6, `${name} is on the title's line`);
     }
+    // The notes open the page: the first one starts above the fold (the settings come after the list).
+    const firstNote = await phone.locator('#list li').first().boundingBox();
+    assert.ok(firstNote.y < PHONE.height - 60, `the first note starts at ${firstNote.y} px on a ${PHONE.height} px phone`);
+    const firstDesk = await desk.locator('#list li').first().boundingBox();
+    assert.ok(firstDesk.y < DESKTOP.height - 100, `the first note starts at ${firstDesk.y} px at 1280x800`);
+    assert.ok((await box('#security')).y > firstNote.y, 'account settings come after the notes');
     await shot(phone, 'notes-phone');
     await expectAccessible(phone, 'phone notes');
+
+    // An error floats below the header, also when the page is scrolled; the header stays on top.
+    const fail = (route) => route.abort('connectionrefused');
+    await phone.route(/\/rows(\?|$)/, fail);
+    await phone.evaluate(() => window.scrollTo(0, 400));
+    await phone.fill('#search', 'anything');
+    await phone.waitForSelector('#error:not([hidden])');
+    const [banner, header] = await Promise.all(['#error', 'header.bar'].map(box));
+    assert.ok(banner.y >= header.y + header.height, `the error (top ${banner.y}) is below the header (bottom ${header.y + header.height})`);
+    assert.ok(header.y >= 0 && header.y < 2, `the header stays in view when scrolled (top ${header.y})`);
+    await shot(phone, 'error-phone');
+    await phone.unroute(/\/rows(\?|$)/, fail);
+    await phone.click('#error-close');
+    await phone.fill('#search', '');
+    await phone.evaluate(() => window.scrollTo(0, 0));
     await shot(phone, 'notes-phone-full', true);
 
     for (const [title] of notes) await deleteNote(desk, title);

@@ -138,6 +138,13 @@ const flows = {
     await open(link);
     await page.waitForSelector('#new-password-form:not([hidden])');
     await secretGone();
+    // "Choose a new password" alone: no log-in form above it, at the top of the card.
+    assert.ok(await page.isHidden('#auth-form'), 'the log-in form is hidden on a recovery link');
+    assert.ok(await page.isHidden('#forgot-link'), 'the log-in links are hidden on a recovery link');
+    const form = await page.locator('#new-password-form').boundingBox();
+    assert.ok(form.y < 250, `the new-password form starts at ${form.y} px`);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'new-password');
+    await expectAccessible(page, 'choose a new password');
     await page.fill('#new-password', env.NEW_PASSWORD);
     await page.click('#new-password-save');
     await notice(/Password changed/);

@@ -30,11 +30,13 @@ export function setupExtras(app) {
   };
   const ctx = { ...app, notify };
   const authBox = document.getElementById('auth-extras');
+  // Above the notes only what asks for action (verify your email); the settings go below them.
   const accountBox = document.getElementById('account-extras');
+  const panels = document.getElementById('account-panels');
   const lifecycle = setupLifecycle(ctx, authBox, accountBox);
   const openid = setupOpenId(ctx, authBox);
-  const profile = setupProfile(ctx, accountBox);
-  const mfa = setupMfa(ctx, authBox, accountBox);
+  const profile = setupProfile(ctx, panels);
+  const mfa = setupMfa(ctx, authBox, panels);
 
   return {
     async beforeStart() {

@@ -40,6 +40,7 @@ const FORMS = `
     </label>
     <p id="new-password-hint" class="hint"></p>
     <button id="new-password-save" type="submit">Save password</button>
+    <p class="muted switch"><a href="#" id="new-password-back">Back to log in</a></p>
   </form>`;
 
 const VERIFY_BANNER = `
@@ -63,7 +64,12 @@ export function setupLifecycle(app, authBox, accountBox) {
   const $ = (id) => document.getElementById(id);
   const banner = $('verify-banner');
   const forms = ['recovery-form', 'code-email-form', 'code-form', 'new-password-form'];
-  const only = (id) => forms.forEach((name) => { $(name).hidden = name !== id; });
+  // A recovery link's page shows "Choose a new password" alone: no log-in form above it (CSS on
+  // body[data-flow="recovery"]); "Back to log in" or a saved password brings the form back.
+  const only = (id) => {
+    forms.forEach((name) => { $(name).hidden = name !== id; });
+    document.body.dataset.flow = id === 'new-password-form' ? 'recovery' : '';
+  };
   $('new-password').minLength = policy.minLength;
   $('new-password-hint').textContent = passwordRule(policy);
   // Each form's button shows `label` and takes no second click while its request runs.
@@ -77,6 +83,12 @@ export function setupLifecycle(app, authBox, accountBox) {
     event.preventDefault();
     $('recovery-email').value = $('email').value;
     only('recovery-form');
+  });
+  $('new-password-back').addEventListener('click', (event) => {
+    event.preventDefault();
+    pending = null;
+    only(null);
+    $('email').focus();
   });
   $('code-link').addEventListener('click', (event) => {
     event.preventDefault();
@@ -129,6 +141,13 @@ export function setupLifecycle(app, authBox, accountBox) {
       if (ret.flow === 'recovery' && ret.userId && ret.secret) {
         pending = { userId: ret.userId, secret: ret.secret };
         only('new-password-form');
+        // Into the new-password field once the log-in view shows (after the session check).
+        let frames = 120;
+        const focus = () => {
+          if (!$('auth').hidden) $('new-password').focus();
+          else if (frames-- > 0) requestAnimationFrame(focus);
+        };
+        requestAnimationFrame(focus);
         return true;
       }
       if (ret.flow === 'verify' && ret.userId && ret.secret) {

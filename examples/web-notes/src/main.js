@@ -6,7 +6,7 @@ import { setupExtras } from './extras.js';
 import { attachments } from './files.js';
 import { needsSecondStep } from './mfa.js';
 import { checkOrigin, humanMessage, passwordRule } from './messages.js';
-import { matchesSearch, searchQueries } from './search.js';
+import { matchesSearch, searchQueries, searchText } from './search.js';
 import { $, busy, finishToast, noteTimes, setLive, showError as showErrorWith, showUser, undoToast } from './ui.js';
 import './style.css';
 
@@ -18,6 +18,9 @@ const client = new Client().setEndpoint(cfg.endpoint).setProject(cfg.project);
 const account = new Account(client);
 const tables = new TablesDB(client);
 const files = attachments({ cfg, storage: new Storage(client), userId: () => state.user.$id });
+// Notes per request of the list; "Load more" asks for the next page after the last one loaded
+// (a cursor, so notes added meanwhile do not shift it). ?pageSize= overrides it (tests).
+const PAGE_SIZE = Math.min(Math.max(Number(new URLSearchParams(window.location.search).get('pageSize')) || 50, 1), 100);
 
 const state = {
   user: null,
@@ -28,7 +31,10 @@ const state = {
   uploads: new Map(), // note ID -> { value, events, name } while its upload runs
   uploadEvents: new Map(), // note ID -> progress callbacks of its last finished upload
   replacing: new Map(), // note ID -> File waiting for "Replace"
-  editing: new Map(), // note ID -> { title, body } draft while its editor is open
+  editing: new Map(), // note ID -> { title, body, base } draft while its editor is open (base: the $updatedAt it started from)
+  more: false, // the last page was full: there may be more notes on the server
+  cursor: null, // ID of the last note of the last page loaded
+  loadingMore: false,
   deleting: new Map(), // note ID -> promise of the delete that runs once its Undo expires
   realtime: null,
 };
@@ -144,8 +150,10 @@ function render() {
   } else {
     status.textContent = 'No notes yet. Write your first one above.';
   }
+  $('more').hidden = !state.more || state.loading;
   const n = shown.length;
-  $('count').textContent = state.loading ? '' : `${n} ${state.search ? 'found' : `note${n === 1 ? '' : 's'}`}`;
+  const plus = state.more ? '+' : '';
+  $('count').textContent = state.loading ? '' : `${n}${plus} ${state.search ? 'found' : `note${n === 1 && !plus ? '' : 's'}`}`;
 }
 
 function renderNote(note) {
@@ -185,30 +193,68 @@ function wireEditor(li, note) {
     body.value = draft.body;
     view.hidden = true;
     editor.hidden = false;
+    showConflict(editor, note, draft);
   };
   if (state.editing.has(note.$id)) open(state.editing.get(note.$id));
   li.querySelector('.edit').addEventListener('click', () => {
-    state.editing.set(note.$id, { title: note.title, body: note.body || '' });
+    state.editing.set(note.$id, { title: note.title, body: note.body || '', base: note.$updatedAt });
     open(state.editing.get(note.$id));
     title.focus();
   });
-  editor.addEventListener('input', () => state.editing.set(note.$id, { title: title.value, body: body.value }));
+  editor.addEventListener('input', () => {
+    const draft = state.editing.get(note.$id);
+    state.editing.set(note.$id, { ...draft, title: title.value, body: body.value });
+  });
   editor.querySelector('.cancel').addEventListener('click', () => {
     state.editing.delete(note.$id);
     editor.hidden = true;
     view.hidden = false;
+    li.querySelector('.edit').focus();
   });
+  const save = (force) => busy(editor.querySelector('.save'), 'Saving…', () => guard(async () => {
+    const draft = state.editing.get(note.$id);
+    // Another window (or device) may have saved this note since the editor opened: compare its
+    // $updatedAt with the one the draft started from, and let the user choose.
+    if (!force) {
+      const current = await tables.getRow({ databaseId: cfg.database, tableId: cfg.table, rowId: note.$id });
+      if (current.$updatedAt !== draft.base) {
+        state.notes.set(current.$id, current);
+        render();
+        document.querySelector(`#list li[data-id="${note.$id}"] .keep-mine`)?.focus();
+        return;
+      }
+    }
+    const row = await tables.updateRow({
+      databaseId: cfg.database, tableId: cfg.table, rowId: note.$id,
+      data: { title: title.value, body: body.value, searchText: searchText(title.value, body.value) },
+    });
+    state.editing.delete(note.$id);
+    state.notes.set(row.$id, row);
+    render();
+    focusNote(row.$id);
+  }));
   editor.addEventListener('submit', (event) => {
     event.preventDefault();
-    busy(editor.querySelector('.save'), 'Saving…', () => guard(async () => {
-      const row = await tables.updateRow({
-        databaseId: cfg.database, tableId: cfg.table, rowId: note.$id, data: { title: title.value, body: body.value },
-      });
-      state.editing.delete(note.$id);
-      state.notes.set(row.$id, row);
-      render();
-    }));
+    save(false);
   });
+  editor.querySelector('.keep-mine').addEventListener('click', () => save(true));
+  editor.querySelector('.take-theirs').addEventListener('click', () => {
+    state.editing.delete(note.$id);
+    render();
+    focusNote(note.$id);
+  });
+}
+
+/** The conflict box of an open editor: shown when the note on record (``note``, kept current by
+ * realtime and by the check before saving) is not the version the draft started from. */
+function showConflict(editor, note, draft) {
+  const box = editor.querySelector('.conflict');
+  box.hidden = !draft.base || note.$updatedAt === draft.base;
+  editor.querySelector('.save').hidden = !box.hidden; // the choice is "Keep mine" or "Take theirs" (or Cancel)
+  if (box.hidden) return;
+  const when = new Date(note.$updatedAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  box.querySelector('.conflict-text').textContent = `This note was changed in another window at ${when} while you were editing it.`;
+  box.querySelector('.conflict-theirs').textContent = `Their version: “${note.title}”${note.body ? ` — ${note.body}` : ''}`;
 }
 
 function askReplace(li, note, file) {
@@ -314,20 +360,24 @@ async function flushDeletes() {
 
 // ---- data ----------------------------------------------------------------------------------
 
-function listQueries() {
-  return [Query.equal('owner', state.user.$id), Query.orderDesc('$createdAt'), Query.limit(100),
-    ...searchQueries(state.search)];
+function listQueries(after = null) {
+  return [Query.equal('owner', state.user.$id), Query.orderDesc('$createdAt'), Query.limit(PAGE_SIZE),
+    ...(after ? [Query.cursorAfter(after)] : []), ...searchQueries(state.search)];
 }
 
 let loadSeq = 0;
 
+/** Load the first page of the list (a new search starts here too). */
 async function loadNotes() {
   const seq = ++loadSeq;
   state.loading = true;
   render();
   try {
     const result = await tables.listRows({ databaseId: cfg.database, tableId: cfg.table, queries: listQueries() });
-    if (seq === loadSeq) state.notes = new Map(result.rows.map((row) => [row.$id, row]));
+    if (seq === loadSeq) {
+      state.notes = new Map(result.rows.map((row) => [row.$id, row]));
+      pageLoaded(result.rows);
+    }
   } catch (err) {
     if (seq === loadSeq && !sessionGone(err)) showError(err);
   } finally {
@@ -336,6 +386,23 @@ async function loadNotes() {
       render();
     }
   }
+}
+
+function pageLoaded(rows) {
+  state.more = rows.length === PAGE_SIZE;
+  if (rows.length) state.cursor = rows[rows.length - 1].$id;
+}
+
+/** "Load more": the page after the last note loaded; focus goes to the first new note. */
+async function loadMore() {
+  const seq = loadSeq;
+  const result = await tables.listRows({ databaseId: cfg.database, tableId: cfg.table, queries: listQueries(state.cursor) });
+  if (seq !== loadSeq) return; // a new search or list started meanwhile
+  const fresh = result.rows.filter((row) => !state.notes.has(row.$id));
+  for (const row of result.rows) state.notes.set(row.$id, row);
+  pageLoaded(result.rows);
+  render();
+  if (!focusNote(fresh[0]?.$id) && !$('more').hidden) $('more').focus();
 }
 
 function onRealtimeEvent(event) {
@@ -418,6 +485,8 @@ async function signedOut() {
   showError(null);
   await unsubscribe();
   for (const key of ['notes', 'uploads', 'uploadEvents', 'replacing', 'editing', 'deleting']) state[key].clear();
+  state.more = false;
+  state.cursor = null;
   files.dropPreviews();
   state.signup = false;
   state.search = '';
@@ -435,7 +504,10 @@ $('note-form').addEventListener('submit', (event) => {
       databaseId: cfg.database,
       tableId: cfg.table,
       rowId: ID.unique(),
-      data: { title: $('note-title').value.trim(), body: $('note-body').value, owner: state.user.$id },
+      data: {
+        title: $('note-title').value.trim(), body: $('note-body').value, owner: state.user.$id,
+        searchText: searchText($('note-title').value.trim(), $('note-body').value),
+      },
       permissions: ownerPermissions(),
     });
     $('note-form').reset();
@@ -447,6 +519,8 @@ $('note-form').addEventListener('submit', (event) => {
     if (state.user) $('note-title').focus();
   });
 });
+
+$('more').addEventListener('click', () => busy($('more'), 'Loading…', () => guard(loadMore)));
 
 let searchTimer;
 $('search').addEventListener('input', (event) => {

@@ -13,6 +13,9 @@ export function showError(err, policy) {
     return;
   }
   $('error-text').textContent = humanMessage(err, policy);
+  // Below the header as it is now (it is taller when its contents wrap on a narrow screen).
+  const header = document.querySelector('header.bar');
+  if (header) document.documentElement.style.setProperty('--header-bottom', `${Math.ceil(header.getBoundingClientRect().bottom)}px`);
   $('error').hidden = false;
   const detail = err.type ? ` [${err.code} ${err.type}] ${err.message}` : '';
   console.error(`web-notes:${detail}`, err);

@@ -18,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from apps.accounts import importers
+from apps.accounts.passwords import importers
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ import socket
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.crypto import get_random_string
 
-from apps.core.worker import Worker
+from apps.core.tasks.worker import Worker
 
 
 class Command(BaseCommand):
@@ -14,7 +14,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--queues", default="*",
-                            help="comma-separated queues to take tasks from: mails, deletes, default; * = all")
+                            help="comma-separated queues to take tasks from: mails, deletes, messaging, webhooks, functions, default; * = all")
         parser.add_argument("--batch", action="store_true", help="run every ready task, then exit")
         parser.add_argument("--max-tasks", type=int, default=None, help="exit after this many tasks")
         parser.add_argument("--worker-id", default="",

@@ -2,7 +2,7 @@ import datetime as dt
 
 from django.core.management.base import BaseCommand, CommandError
 
-from apps.core.auth import KEY_SCOPES
+from apps.core.http.auth import KEY_SCOPES
 from apps.projects.services import ProjectError, api_key_create
 
 
@@ -27,5 +27,22 @@ class Command(BaseCommand):
         try:
             _, secret = api_key_create(project_id=project_id, name=name, scopes=chosen, expire=expire)
         except ProjectError as exc:
-            raise CommandError(str(exc)) from None
+            raise CommandError(str(exc) + _missing_project_hint(project_id)) from None
         self.stdout.write(secret)
+
+
+def _missing_project_hint(project_id: str) -> str:
+    """For an unknown project: which database was looked in and the projects it holds (not the
+    internal ``~trash``), since a project made on the quick start's SQLite file is not in
+    PostgreSQL once ``DATABASE_URL`` is set; and the command that creates it. Empty when the
+    project exists (the error was another one)."""
+    from django.db import connection
+
+    from apps.projects.models import Project
+
+    if Project.objects.filter(uid=project_id).exists():
+        return ""
+    names = list(Project.objects.exclude(uid__startswith="~").order_by("uid").values_list("uid", flat=True)[:11])
+    held = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "") if names else "no project"
+    where = f"{connection.vendor} database {connection.settings_dict['NAME']}"
+    return f" in the {where} (it has: {held}); create it with: manage.py createproject {project_id}"

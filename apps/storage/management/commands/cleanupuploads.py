@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from apps.core.db import get_database
-from apps.core.runtime import SYNC, run_sync
+from apps.core.drivers.db import get_database
+from apps.core.drivers.runtime import SYNC, run_sync
 from apps.storage.services.cleanup import cutoff_of, remove_orphan_objects, uploads_cleanup
 
 

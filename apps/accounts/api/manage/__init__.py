@@ -1,0 +1,1 @@
+"""The Users service (server side, API keys): endpoints, inputs, MFA routes."""

@@ -1,0 +1,1 @@
+"""Who is calling: resolving credentials (authn) and session tokens/JWTs (tokens)."""

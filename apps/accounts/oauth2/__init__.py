@@ -1,0 +1,1 @@
+"""OAuth2 sign-in: providers, the flow, state, hand-off, account takeover checks."""

@@ -1,0 +1,1 @@
+"""Passwords: hashers, imported hashes, the project policy, and user-export importers."""

@@ -1,0 +1,1 @@
+"""Reads of the accounts app: users and sessions (accounts), the Users service list (users)."""

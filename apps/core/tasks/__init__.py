@@ -1,0 +1,1 @@
+"""Background tasks: enqueueing (queue) and the worker that runs them (worker)."""

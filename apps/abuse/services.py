@@ -143,8 +143,9 @@ def _part_value(ctx, part: str) -> str:
         return "/v1" + ctx.endpoint.path
     if part == IP:
         return ctx.client_ip
-    if part == USER_ID:
-        return ctx.auth.user_id
+    if part == USER_ID:  # the sender: an impersonator's requests count as theirs
+        actor = ctx.auth.actor
+        return actor["uid"] if actor else ""
     if part == METHOD:
         return ctx.method
     if part == EMAIL:

@@ -48,7 +48,10 @@ class UserForm(forms.ModelForm):
 
     class Meta:
         model = User
-        fields = ("name", "email", "phone", "status", "labels", "prefs", "email_verification", "phone_verification")
+        fields = ("name", "email", "phone", "status", "labels", "prefs", "email_verification", "phone_verification",
+                  "impersonator")
+        help_texts = {"impersonator": "May act as other users of the project (X-Appwrite-Impersonate-User-* "
+                                      "headers); their account stays read-only meanwhile."}
 
 
 @admin.register(User)
@@ -62,13 +65,13 @@ class UserAdmin(CascadesReadOnly, admin.ModelAdmin):
     # Phone, verification and registration are filters (and on the user's page), not columns: the
     # list fits a 1280 px window.
     list_display = ("uid", "email", "name", "project__uid", "status", "accessed_at", "session_count")
-    list_filter = (("project", ProjectFilter), "status", "email_verification", "phone_verification")
+    list_filter = (("project", ProjectFilter), "status", "email_verification", "phone_verification", "impersonator")
     search_fields = ("uid", "email", "name", "phone")
     date_hierarchy = "registration"
     readonly_fields = ("uid", "project", "password_algorithm", "registration", "password_update", "accessed_at",
                        "created_at", "updated_at")
     fields = ("uid", "project", "name", "email", "phone", "status", "labels", "prefs", "email_verification",
-              "phone_verification", "password_algorithm", "registration", "password_update", "accessed_at",
+              "phone_verification", "impersonator", "password_algorithm", "registration", "password_update", "accessed_at",
               "created_at", "updated_at")
     inlines = [SessionInline]
     actions = ["block", "unblock", "end_sessions"]

@@ -37,6 +37,9 @@ class User(models.Model):
     # The newest TOTP time step (unix time // 30) that completed a challenge: a code of that step
     # or an older one is refused, so one code cannot complete challenges on two sessions.
     mfa_totp_step = models.BigIntegerField("last TOTP step used", default=0, db_default=0)
+    # Whether this user may act as another user of the project (Appwrite 1.9's impersonation:
+    # the X-Appwrite-Impersonate-User-* headers on their session's requests).
+    impersonator = models.BooleanField(default=False, db_default=False)
     accessed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()

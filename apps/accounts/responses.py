@@ -39,6 +39,7 @@ def user_model(row: dict) -> dict:
         "prefs": as_json(row["prefs"]) or {},
         "targets": [],
         "accessedAt": iso(as_dt(row["accessed_at"])),
+        "impersonator": as_bool(row.get("impersonator")),
     }
 
 

@@ -40,6 +40,8 @@ endpoints = [
              input=i.PasswordUpdate, response="user"),
     Endpoint("PATCH", U + "/status", u.user_update_status, "users.updateStatus", scope=W, input=i.StatusUpdate,
              response="user"),
+    Endpoint("PATCH", U + "/impersonator", u.user_update_impersonator, "users.updateImpersonator", scope=W,
+             input=i.ImpersonatorUpdate, response="user"),
     Endpoint("PUT", U + "/labels", u.user_update_labels, "users.updateLabels", scope=W, input=i.LabelsUpdate,
              response="user"),
     Endpoint("PATCH", U + "/verification", u.user_update_email_verification, "users.updateEmailVerification",

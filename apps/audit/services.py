@@ -23,10 +23,11 @@ def actor(ctx, subject_uid: str) -> tuple[str, str, str, str]:
     """``(type, uid, email, name)`` of who made the request: the signed-in user, the API key
     (Appwrite's ``keyProject`` actor, ``app.<project>@service.<host>`` named after the key), or,
     for a guest request (a sign-in, an invitation accepted without a session), the subject user
-    themself, as Appwrite records sign-ins."""
+    themself, as Appwrite records sign-ins. While impersonating, the impersonator (Appwrite
+    attributes impersonated actions to them)."""
     auth = ctx.auth
-    if auth.user is not None:
-        user = auth.user
+    user = auth.actor
+    if user is not None:
         return "user", user["uid"], user["email"], user["name"]
     if auth.is_key:
         host = ctx.headers.get("host", "").split(":", 1)[0] if hasattr(ctx, "headers") else ""

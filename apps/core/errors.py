@@ -55,6 +55,8 @@ CATALOGUE: dict[str, tuple[int, str]] = {
     "user_session_already_exists": (401, "Creation of a session is prohibited when a session is active."),
     "user_session_not_found": (404, "The current user session could not be found."),
     "user_blocked": (403, "The current user has been blocked."),
+    "user_impersonation_read_only": (403, "Account changes are not allowed while impersonating another user. "
+                                          "Send the request without the X-Appwrite-Impersonate-User-* headers to change your own account."),
     "user_password_mismatch": (400, "Passwords do not match. Please check the password and confirm password."),
     "user_jwt_invalid": (401, "The JWT token is invalid. Please check the value of the X-Appwrite-JWT header to ensure the correct token is being used."),
     "user_jwt_and_cookie_set": (403, "You can use either the JWT or the cookie session, not both at the same time."),

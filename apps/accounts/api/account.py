@@ -36,7 +36,10 @@ async def account_create(ctx):
 
 
 async def account_get(ctx):
-    return json_response(await full_user_model(ctx, ctx.auth.user))
+    model = await full_user_model(ctx, ctx.auth.user)
+    if ctx.auth.impersonator is not None:  # Appwrite 1.9: who is acting as this account
+        model["impersonatorUserId"] = ctx.auth.impersonator["uid"]
+    return json_response(model)
 
 
 async def account_update_name(ctx):

@@ -21,6 +21,10 @@ from apps.core.http.auth import KEY_BASE_SCOPES, USER_SCOPES, Auth, team_tag, us
 from apps.projects.selectors import api_key_get, key_tag
 from apps.projects.services import hash_secret
 
+# A session of a user with the ``impersonator`` flag also reads users (Appwrite grants
+# ``users.read`` so that an impersonator can find a target).
+IMPERSONATOR_SCOPES = USER_SCOPES | {"users.read"}
+
 
 def session_cookie_name(project_uid: str) -> str:
     """``a_session_<projectId>``, lower-cased like Appwrite's ``Response::addCookie``."""
@@ -153,7 +157,8 @@ async def authenticate(ctx) -> Auth:
         )
         if row is None or as_dt(row["s_expire"]) <= now():
             raise AppwriteError("user_jwt_invalid")
-        return _checked(ctx, _user_auth("jwt", row))
+        auth = _checked(ctx, _user_auth("jwt", row))
+        return await _impersonation(ctx, auth) if auth.user["impersonator"] else auth
 
     token = _session_token(ctx, cookies)
     decoded = decode_session_token(token) if token else None
@@ -163,7 +168,8 @@ async def authenticate(ctx) -> Auth:
     row = await _session_row(ctx, hash_secret(secret))
     if row is None or row["uid"] != user_uid or as_dt(row["s_expire"]) <= now():
         return Auth()
-    return _checked(ctx, _user_auth("session", row))
+    auth = _checked(ctx, _user_auth("session", row))
+    return await _impersonation(ctx, auth) if auth.user["impersonator"] else auth
 
 
 # (project id, session secret hash) -> the session joined with its user and the user's confirmed
@@ -184,6 +190,69 @@ def _session_tags(project_id: int, row: dict) -> tuple[str, ...]:
     the teams it holds a role of is deleted."""
     teams = as_json(row.get("memberships")) or ()
     return (selectors.user_tag(row["id"]), *(team_tag(project_id, team) for team, _, _ in teams))
+
+
+# Impersonation (Appwrite 1.9): a user with the ``impersonator`` flag names a target user of the
+# project by header, or by query parameter where a URL cannot carry headers (file views, avatars).
+_IMPERSONATE = (
+    ("id", "x-appwrite-impersonate-user-id", ("impersonateuserid", "impersonateUserId")),
+    ("email", "x-appwrite-impersonate-user-email", ("impersonateemail", "impersonateEmail")),
+    ("phone", "x-appwrite-impersonate-user-phone", ("impersonatephone", "impersonatePhone")),
+)
+# Account routes that act on the impersonator's own session even while impersonating (Appwrite:
+# the MFA challenge, signing out, and a JWT for the session making the request).
+_OWN_SESSION_ROUTES = frozenset({"account.createMfaChallenge", "account.updateMfaChallenge",
+                                 "account.deleteSession", "account.createJWT"})
+# Account reads refused while impersonating: they would hand the target's credentials over.
+_CREDENTIAL_READS = frozenset({"account.getMfaRecoveryCodes"})
+
+
+def _impersonation_target(ctx) -> tuple[str, str] | None:
+    """``(by, value)`` of the first impersonation header or query parameter sent, or ``None``."""
+    headers = ctx.headers
+    query = None
+    for by, header, names in _IMPERSONATE:
+        value = headers.get(header, "")
+        if not value:
+            if query is None:
+                query = {name: value for name, value in ctx.query if value}
+            value = next((query[name] for name in names if name in query), "")
+        if value:
+            return by, (value.lower() if by == "email" else value)
+    return None
+
+
+async def _impersonation(ctx, auth: Auth) -> Auth:
+    """``auth`` (of a user with the ``impersonator`` flag) as the target user, if it names one.
+
+    Without the flag the headers are ignored; an unknown target leaves the request the
+    impersonator's own (both as Appwrite does). An impersonator holds ``users.read`` (to find a
+    target) with or without a target. While impersonating, ``user``, ``roles`` and ``scopes`` are
+    the target's and the target's account is read-only: any account route other than a read
+    raises 403 ``user_impersonation_read_only``, except those in :data:`_OWN_SESSION_ROUTES`,
+    which run as the impersonator.
+    """
+    user = auth.user
+    if user is None or not as_bool(user["impersonator"]):
+        return auth
+    auth.scopes = IMPERSONATOR_SCOPES
+    endpoint = ctx.endpoint
+    name = endpoint.name if endpoint is not None else ""
+    wanted = _impersonation_target(ctx)
+    if wanted is None or name in _OWN_SESSION_ROUTES or (name == "account.getSession"
+                                                          and ctx.path_params.get("sessionId") == "current"):
+        return auth
+    row = await selectors.user_with_memberships_by(ctx, project_id=ctx.project["id"], by=wanted[0], value=wanted[1])
+    if row is None:
+        return auth
+    if name.startswith("account.") and (endpoint.method != "GET" or name in _CREDENTIAL_READS):
+        raise AppwriteError("user_impersonation_read_only")
+    target = {k: v for k, v in row.items() if k != "memberships"}
+    verified = as_bool(target["email_verification"]) or as_bool(target["phone_verification"])
+    return Auth(kind=auth.kind, user=target, session=auth.session, scopes=IMPERSONATOR_SCOPES,
+                roles=user_roles(target["uid"], verified=verified, labels=as_json(target["labels"]) or [],
+                                 memberships=as_json(row.get("memberships")) or ()),
+                impersonator=user)
 
 
 def _checked(ctx, auth: Auth) -> Auth:

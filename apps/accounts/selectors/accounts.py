@@ -7,7 +7,7 @@ from apps.core.http.auth import memberships_sql
 _USER_COLUMNS = (
     "u.id, u.project_id, u.uid, u.email, u.name, u.password, u.status, u.labels, u.prefs, "
     "u.email_verification, u.phone, u.phone_verification, u.registration, u.password_update, "
-    "u.accessed_at, u.created_at, u.updated_at, u.mfa, u.mfa_totp_verified"
+    "u.accessed_at, u.created_at, u.updated_at, u.mfa, u.mfa_totp_verified, u.impersonator"
 )
 # The session columns carried with its user on every authenticated request (the MFA gate reads
 # the factors from here: no extra query).
@@ -43,6 +43,21 @@ async def session_with_user_by_uid(ctx, *, project_id: int, user_uid: str, sessi
         "FROM accounts_session s JOIN accounts_user u ON u.id = s.user_id AND u.project_id = s.project_id "
         "WHERE s.project_id = %s AND s.uid = %s AND u.uid = %s",
         (project_id, session_uid, user_uid),
+    )
+
+
+# Who an impersonator may name: by ID, by (lower-cased) email or by phone.
+_TARGET_COLUMN = {"id": "u.uid", "email": "u.email", "phone": "u.phone"}
+
+
+async def user_with_memberships_by(ctx, *, project_id: int, by: str, value: str) -> dict | None:
+    """The user whose ``by`` (``"id"``, ``"email"`` or ``"phone"``) is ``value``, with their
+    confirmed memberships (``memberships``, as in :func:`session_with_user_get`), or ``None``.
+    The target of an impersonated request: one query, their roles with them."""
+    return await ctx.db.fetchone(
+        f"SELECT {_USER_COLUMNS}, {memberships_sql(ctx.db.vendor)} AS memberships "
+        f"FROM accounts_user u WHERE u.project_id = %s AND {_TARGET_COLUMN[by]} = %s LIMIT 1",
+        (project_id, value),
     )
 
 

@@ -22,6 +22,8 @@ USER_ATTRIBUTES = {
     "emailVerification": listing.Column("u.email_verification", "boolean"),
     "phoneVerification": listing.Column("u.phone_verification", "boolean"),
     "labels": listing.Column("u.labels", "array"),
+    "impersonator": listing.Column("u.impersonator", "boolean"),
+    "accessedAt": listing.Column("u.accessed_at", "datetime"),
 }
 
 

@@ -238,7 +238,7 @@ async def sessions_delete_all(ctx, *, user_id: int, keep_session_id: int | None 
 
 _USER_FIELDS = {"name", "email", "password", "prefs", "status", "password_update", "email_verification",
                 "phone_verification", "phone", "labels", "password_history", "mfa", "mfa_totp_secret",
-                "mfa_totp_verified", "mfa_recovery_codes"}
+                "mfa_totp_verified", "mfa_recovery_codes", "impersonator"}
 _JSON_FIELDS = {"prefs", "labels", "password_history", "mfa_recovery_codes"}
 
 
@@ -246,7 +246,7 @@ async def user_update(ctx, *, user_id: int, **fields) -> dict:
     """Update user columns (``name``, ``email``, ``phone``, ``password`` hash, ``prefs``,
     ``labels``, ``status``, ``password_update``, ``email_verification``,
     ``phone_verification``, ``password_history``, ``mfa``, ``mfa_totp_secret``,
-    ``mfa_totp_verified``, ``mfa_recovery_codes``); returns the fresh row, or raises 404
+    ``mfa_totp_verified``, ``mfa_recovery_codes``, ``impersonator``); returns the fresh row, or raises 404
     ``user_not_found`` when the user was deleted meanwhile. Every cached session of the user is
     dropped (roles follow labels and verification at once).
 

@@ -136,10 +136,21 @@ ROUTE_CASES = [
     ("logs unknown user", "GET", f"/users/{UNKNOWN}/logs", None, 404, "user_not_found"),
     ("delete unknown", "DELETE", f"/users/{UNKNOWN}", None, 404, "user_not_found"),
     ("delete", "DELETE", "/users/U", None, 204, None),
+    ("impersonator on", "PATCH", "/users/U/impersonator", {"impersonator": True}, 200, None),
+    ("impersonator 'true' (loose in Appwrite)", "PATCH", "/users/U/impersonator", {"impersonator": "true"}, 200, None),
+    ("impersonator missing", "PATCH", "/users/U/impersonator", {}, 400, "general_argument_invalid"),
+    *[(f"impersonator {v!r}", "PATCH", "/users/U/impersonator", {"impersonator": v}, 400, "general_argument_invalid")
+      for v in ("maybe", "on", 2, None, [True])],
+    ("impersonator unknown user", "PATCH", f"/users/{UNKNOWN}/impersonator", {"impersonator": True}, 404,
+     "user_not_found"),
+    ("impersonator id too long", "PATCH", f"/users/{'x' * 37}/impersonator", {"impersonator": True}, 400,
+     "general_argument_invalid"),
+    ("list impersonators", "GET", '/users?queries[]={"method":"equal","attribute":"impersonator","values":[true]}',
+     None, 200, None),
 ]
 
 _SNAPSHOT = ("SELECT name, email, phone, password, status, labels::text, prefs::text, email_verification, "
-             "phone_verification FROM accounts_user WHERE uid = %s AND project_id = %s")
+             "phone_verification, impersonator FROM accounts_user WHERE uid = %s AND project_id = %s")
 
 
 def _make(api: Api, tag: str) -> dict:

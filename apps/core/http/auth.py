@@ -44,6 +44,11 @@ class Auth:
 
     ``user``/``session``/``key`` are the loaded rows (dicts) when present; ``roles`` are the
     Appwrite role strings the caller holds (``any``, ``guests`` or ``users``, ``user:<id>``...).
+
+    While a user impersonates another (Appwrite 1.9's ``X-Appwrite-Impersonate-User-*``
+    headers), ``user`` and ``roles`` are the target's: the request runs as them. ``session``
+    stays the impersonator's own session and ``impersonator`` their user row; audit entries,
+    the request log and rate limits name :attr:`actor`, the impersonator.
     """
 
     kind: str = "guest"
@@ -52,6 +57,7 @@ class Auth:
     key: dict[str, Any] | None = None
     scopes: frozenset[str] = GUEST_SCOPES
     roles: list[str] = field(default_factory=lambda: ["any", "guests"])
+    impersonator: dict[str, Any] | None = None
 
     @property
     def is_key(self) -> bool:
@@ -60,6 +66,11 @@ class Auth:
     @property
     def user_id(self) -> str:
         return self.user["uid"] if self.user else ""
+
+    @property
+    def actor(self) -> dict[str, Any] | None:
+        """The user who sent the request: the impersonator while impersonating, else ``user``."""
+        return self.impersonator if self.impersonator is not None else self.user
 
     @property
     def role_label(self) -> str:

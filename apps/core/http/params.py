@@ -25,8 +25,10 @@ from apps.core.http.context import RequestContext
 from apps.core.http.inputs import STRICT_BOOL, STRICT_NUMBER
 
 # Parameters that carry transport, not input: the project id (web URL builders add it, and an
-# empty ``impersonateuserid``) and the realtime/file-token credentials.
-TRANSPORT_PARAMS = frozenset({"project", "impersonateuserid"})
+# empty ``impersonateuserid``) and the impersonation target where a URL cannot carry the
+# X-Appwrite-Impersonate-User-* headers (apps.accounts.credentials.authn).
+TRANSPORT_PARAMS = frozenset({"project", "impersonateuserid", "impersonateUserId", "impersonateemail",
+                              "impersonateEmail", "impersonatephone", "impersonatePhone"})
 
 _BRACKET = re.compile(r"^([^\[\]]+)((?:\[[^\[\]]*\])+)$")
 _MAX_LIST_ITEMS = 1000

@@ -64,8 +64,9 @@ _PG_INSERT = (f"INSERT INTO core_requestlog ({_COLUMNS}) SELECT * FROM unnest(%s
 
 def _actor(ctx: RequestContext) -> str:
     auth = ctx.auth
-    if auth.user is not None:
-        return "user:" + str(auth.user.get("uid", ""))
+    user = auth.actor  # while impersonating: the impersonator
+    if user is not None:
+        return "user:" + str(user.get("uid", ""))
     if auth.key is not None:
         return "key:" + str(auth.key.get("uid", ""))
     return auth.kind

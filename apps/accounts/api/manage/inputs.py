@@ -122,6 +122,10 @@ class StatusUpdate(UserRef):
     status: LooseBool
 
 
+class ImpersonatorUpdate(UserRef):
+    impersonator: LooseBool
+
+
 class EmailVerificationUpdate(UserRef):
     emailVerification: Bool
 

@@ -168,6 +168,13 @@ async def user_update_status(ctx):
     return json_response(model)
 
 
+async def user_update_impersonator(ctx):
+    # Whether the user may act as other users of the project (Appwrite 1.9); their cached
+    # sessions are dropped by user_update, so the next request sees the new flag.
+    model, _ = await _update(ctx, "impersonator", impersonator=ctx.params.impersonator)
+    return json_response(model)
+
+
 async def user_update_labels(ctx):
     labels = list(dict.fromkeys(ctx.params.labels))
     model, _ = await _update(ctx, "labels", labels=labels)

@@ -8,6 +8,7 @@ from functools import cache
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, WithJsonSchema, create_model
+from pydantic import Strict as PydanticStrict
 
 from apps.core.domain.ids import ID_PATTERN, NewId
 from apps.core.http.inputs import Bool, Float, Int, LooseBool, Strict
@@ -75,7 +76,8 @@ def models(naming: Naming) -> dict[str, type[BaseModel]]:
         "IndexCreate": _model(f"{prefix}IndexCreate", **tb, key=(Key, ...),
                               type=(Annotated[str, _one_of(*INDEX_TYPES)], ...),
                               **{naming.index_columns: (list[str], ...)}, orders=(list[str | None] | None, None),
-                              lengths=(list[int | None] | None, None), description=(Text | None, None)),
+                              lengths=(list[Annotated[int, PydanticStrict()] | None] | None, None),
+                              description=(Text | None, None)),
         "RowList": _model(f"{prefix}RowList", **tb, queries=(Queries, None), total=(LooseBool, True),
                           ttl=(float | None, None), **_TX),
         "RowCreate": create_model(f"{prefix}RowCreate", __base__=_one_or_many(naming),

@@ -76,6 +76,8 @@ CASES = [
      "index_invalid"),
     ("bad order", "POST", "/indexes", {"key": "i4", "type": "key", "columns": ["title"], "orders": ["up"]}, 400,
      "index_invalid"),
+    *[(f"index length {v!r}", "POST", "/indexes", {"key": "i5", "type": "key", "columns": ["title"], "lengths": [v]},
+       400, "general_argument_invalid") for v in ("5", True, 5.5)],
     ("unknown index", "GET", "/indexes/nope", None, 404, "index_not_found"),
     ("unknown table", "GET", "DB/tables/nope", None, 404, "table_not_found"),
     ("unknown database", "GET", "/tablesdb/nope", None, 404, "database_not_found"),

@@ -14,7 +14,7 @@ from apps.accounts.api.inputs import Email, IdParam, Name
 from apps.accounts.api.manage.inputs import EmailOrEmpty, Phone, Search
 from apps.core.domain.ids import NewId
 from apps.core.domain.permissions import is_role
-from apps.core.http.inputs import Bool, Datetime, LooseBool, Strict
+from apps.core.http.inputs import Bool, Datetime, Int, LooseBool, Strict
 from apps.messaging.catalog import KINDS
 
 Text = Annotated[str, StringConstraints(max_length=16384)]
@@ -239,7 +239,7 @@ _PUSH = {
     "sound": Annotated[str, StringConstraints(max_length=256)],
     "color": Annotated[str, StringConstraints(max_length=256)],
     "tag": Annotated[str, StringConstraints(max_length=256)],
-    "badge": Annotated[int, Field(ge=-1)],
+    "badge": Annotated[Int, Field(ge=-1)],  # Appwrite's strict Integer: a JSON number
     "contentAvailable": Bool,
     "critical": Bool,
     "priority": Literal["normal", "high"],

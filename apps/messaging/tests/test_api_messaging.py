@@ -179,6 +179,9 @@ CASES = [
                                                         "critical": "t"}, 400, "general_argument_invalid"),
     ("push bad priority", "key", "POST", MM + "/push", {"messageId": "unique()", "priority": "urgent", "draft": True},
      400, "general_argument_invalid"),
+    *[(f"push badge {v!r}", "key", "POST", MM + "/push", {"messageId": "unique()", "title": "t", "draft": True,
+                                                          "badge": v}, 400, "general_argument_invalid")
+      for v in ("3", True, 2.5, -2)],
     ("too many targets", "key", "POST", MM + "/sms", {"messageId": "unique()", "content": "c",
                                                       "targets": [f"t{i}" for i in range(101)]}, 400,
      "general_argument_invalid"),

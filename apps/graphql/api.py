@@ -6,7 +6,8 @@ which is accepted too, and so is a list of such objects (a batch, at most :data:
 ``GET /v1/graphql?query=...&variables=<JSON>`` runs queries only (no mutation over GET).
 
 Each field runs its REST operation through the whole /v1 pipeline (``apps.core.http.pipeline.
-handle``) with the caller's own headers, so project, credentials, scopes, rate limits, parameter
+handle``) with the caller's own headers (and the project and impersonation query parameters),
+so project, credentials, impersonation, scopes, rate limits, parameter
 validation and permissions are exactly REST's. A refused field is a GraphQL error with the REST
 error's ``code`` and ``type`` in its ``extensions``; the other fields still answer. Cookies a
 field sets (a session) are passed on.
@@ -36,6 +37,7 @@ from apps.core.drivers.runtime import SYNC
 from apps.core.errors import AppwriteError
 from apps.core.http.context import RequestContext, Response
 from apps.core.http.inputs import Strict
+from apps.core.http.params import TRANSPORT_PARAMS
 from apps.graphql.schema import Operation, schema
 
 MAX_QUERY_LENGTH = 16_384
@@ -74,7 +76,7 @@ async def run_operation(context: dict, op: Operation, args: dict) -> Any:
     headers = {k: v for k, v in ctx.headers.items() if k not in ("content-length", "transfer-encoding")}
     headers["content-type"] = "application/json"
     sub = RequestContext(mode=ctx.mode, method=op.method, path=path,
-                         query=[(n, v) for n, v in ctx.query if n == "project"], headers=headers,
+                         query=[(n, v) for n, v in ctx.query if n in TRANSPORT_PARAMS], headers=headers,
                          peer_ip=ctx.peer_ip, scheme=ctx.scheme, body=orjson.dumps(body),
                          client_ip=ctx.client_ip, protocol="graphql")
     from apps.core.http.pipeline import handle

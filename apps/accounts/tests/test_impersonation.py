@@ -144,6 +144,21 @@ def test_audit_names_the_impersonator(api: Api, sql, pair):
     assert rows == [(operator["$id"], f"team/{team.json()['$id']}")]
 
 
+def test_graphql_fields_follow_the_same_rules(api: Api, sql, pair):
+    """Each GraphQL field runs as its REST operation with the caller's headers (and the
+    impersonation query parameter): reads as the target, account writes refused."""
+    operator, op, target, _ = pair
+    for how in ({"headers": {ID: target["$id"]}}, {"params": {"impersonateUserId": target["$id"]}}):
+        r = api.call("POST", "/graphql", session=op, json={"query": "query { accountGet { _id } }"}, **how)
+        assert r.status_code == 200 and r.json()["data"]["accountGet"]["_id"] == target["$id"], (how, r.text)
+        m = api.call("POST", "/graphql/mutation", session=op, **how,
+                     json={"query": 'mutation { accountUpdateName(name: "hijacked") { _id } }'})
+        assert m.status_code == 200, m.text
+        assert m.json()["errors"][0]["extensions"]["type"] == "user_impersonation_read_only", (how, m.text)
+    assert sql("SELECT name FROM accounts_user WHERE uid = %s AND project_id = %s",
+               (target["$id"], api.project.pk)) == [(target["name"],)]
+
+
 def test_realtime_socket_as_the_target(api: Api, pair):
     """The socket's URL names the target (a browser cannot set headers on a websocket): the
     connection is the target's and receives the target's account events."""

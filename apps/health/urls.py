@@ -26,6 +26,8 @@ endpoints = [
     Endpoint("GET", "/health/version", status.health_version, "health.getVersion", scope=None,
              response="healthVersion"),
     Endpoint("GET", "/health/db", status.health_db, "health.getDB", response="healthStatusList", **_P),
+    Endpoint("GET", "/health/audits-db", status.health_audits_db, "health.getAuditsDB", response="healthStatusList",
+             **_P),
     Endpoint("GET", "/health/cache", status.health_cache, "health.getCache", response="healthStatusList", **_P),
     Endpoint("GET", "/health/pubsub", status.health_pubsub, "health.getPubSub", response="healthStatusList", **_P),
     Endpoint("GET", "/health/time", probes.health_time, "health.getTime", response="healthTime", **_P),

@@ -43,6 +43,19 @@ async def health_db(ctx):
     return json_response(status_list("database", _ms(started)))
 
 
+async def health_audits_db(ctx):
+    """The store of the audit log (Appwrite 1.9's ``/health/audits-db``): here a table of the
+    main database, so a read of it (the table exists, the database answers)."""
+    started = time.perf_counter()
+    try:
+        await ctx.db.fetchval("SELECT count(*) FROM (SELECT 1 FROM audit_log LIMIT 1) AS probe")
+    except AppwriteError:
+        raise
+    except Exception:
+        raise AppwriteError("general_server_error", "Audits database is not available.") from None
+    return json_response(status_list("audits", _ms(started)))
+
+
 async def health_cache(ctx):
     started = time.perf_counter()
     try:

@@ -22,6 +22,7 @@ CASES = [
     # (id, path, status, type)
     ("health", "/health", 200, None),
     ("db", "/health/db", 200, None),
+    ("audits db", "/health/audits-db", 200, None),
     ("cache", "/health/cache", 200, None),
     ("pubsub", "/health/pubsub", 200, None),
     ("time", "/health/time", 200, None),
@@ -70,7 +71,8 @@ def test_version_is_public(svc_server):
 def test_models(svc_api: Api, tls_peers, sql):
     call = lambda path: svc_api.call("GET", path, key=True).json()  # noqa: E731
     assert call("/health") == {"name": "http", "ping": 0, "status": "pass"}
-    for path, name in (("/health/db", "database"), ("/health/cache", "cache"), ("/health/pubsub", "pubsub")):
+    for path, name in (("/health/db", "database"), ("/health/audits-db", "audits"), ("/health/cache", "cache"),
+                       ("/health/pubsub", "pubsub")):
         body = call(path)
         assert body["total"] == 1 and body["statuses"][0]["name"] == name
         assert body["statuses"][0]["status"] == "pass" and isinstance(body["statuses"][0]["ping"], int)

@@ -32,28 +32,28 @@ async def health_version(ctx):
     return json_response({"version": settings.APPWRITE_VERSION})
 
 
-async def health_db(ctx):
+async def _sql_probe(ctx, sql: str, name: str, what: str):
+    """The status ``name`` of one statement's round trip; 500 ``general_server_error`` naming
+    ``what`` when it fails."""
     started = time.perf_counter()
     try:
-        await ctx.db.fetchval("SELECT 1 AS ok")
+        await ctx.db.fetchval(sql)
     except AppwriteError:
         raise
     except Exception:
-        raise AppwriteError("general_server_error", "Database is not available.") from None
-    return json_response(status_list("database", _ms(started)))
+        raise AppwriteError("general_server_error", f"{what} is not available.") from None
+    return json_response(status_list(name, _ms(started)))
+
+
+async def health_db(ctx):
+    return await _sql_probe(ctx, "SELECT 1 AS ok", "database", "Database")
 
 
 async def health_audits_db(ctx):
     """The store of the audit log (Appwrite 1.9's ``/health/audits-db``): here a table of the
     main database, so a read of it (the table exists, the database answers)."""
-    started = time.perf_counter()
-    try:
-        await ctx.db.fetchval("SELECT count(*) FROM (SELECT 1 FROM audit_log LIMIT 1) AS probe")
-    except AppwriteError:
-        raise
-    except Exception:
-        raise AppwriteError("general_server_error", "Audits database is not available.") from None
-    return json_response(status_list("audits", _ms(started)))
+    return await _sql_probe(ctx, "SELECT count(*) FROM (SELECT 1 FROM audit_log LIMIT 1) AS probe", "audits",
+                            "Audits database")
 
 
 async def health_cache(ctx):

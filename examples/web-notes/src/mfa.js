@@ -73,7 +73,11 @@ export function setupMfa(app, authBox, accountBox) {
 
   // ---- the second step of a sign-in --------------------------------------------------------
 
-  async function start(factor) {
+  // The challenge being created (a promise), so that a code submitted before it exists waits
+  // for it instead of starting another one and losing what was typed.
+  let starting = null;
+
+  function start(factor) {
     challengeId = null;
     const [, sdkFactor, , label] = FACTORS.find(([key]) => key === factor);
     $('mfa-code-label').textContent = label;
@@ -81,9 +85,24 @@ export function setupMfa(app, authBox, accountBox) {
     code.value = '';
     code.inputMode = factor === 'recoveryCode' ? 'text' : 'numeric';
     code.maxLength = factor === 'recoveryCode' ? 64 : 6;
-    const made = await account.createMFAChallenge({ factor: sdkFactor });
-    challengeId = made.$id;
-    if (factor === 'email') notify('We sent a 6-digit code to your email address.');
+    const made = account.createMFAChallenge({ factor: sdkFactor }).then((challenge) => {
+      if (starting !== made) return; // another factor was picked meanwhile
+      challengeId = challenge.$id;
+      if (factor === 'email') notify('We sent a 6-digit code to your email address.');
+    });
+    starting = made;
+    return made;
+  }
+
+  /** The current challenge's ID: the one being created, or (if that failed) a new one. */
+  async function currentChallenge() {
+    if (!challengeId && starting) await starting.catch(() => {});
+    if (!challengeId) {
+      const typed = $('mfa-code').value;
+      await start($('mfa-factor').value);
+      $('mfa-code').value = typed;
+    }
+    return challengeId;
   }
 
   /** Show the second step (after a sign-in answered `user_more_factors_required`). */
@@ -101,6 +120,7 @@ export function setupMfa(app, authBox, accountBox) {
   function leave() {
     delete document.body.dataset.step;
     challengeId = null;
+    starting = null;
     $('mfa-form').hidden = true;
     $('auth-form').hidden = false;
   }
@@ -110,8 +130,8 @@ export function setupMfa(app, authBox, accountBox) {
   $('mfa-form').addEventListener('submit', (event) => {
     event.preventDefault();
     busy($('mfa-submit'), 'Verifying…', () => guard(async () => {
-      if (!challengeId) await start($('mfa-factor').value);
-      await codeError(() => account.updateMFAChallenge({ challengeId, otp: $('mfa-code').value.trim() }));
+      const id = await currentChallenge();
+      await codeError(() => account.updateMFAChallenge({ challengeId: id, otp: $('mfa-code').value.trim() }));
       leave();
       notify('');
       await app.signedIn();

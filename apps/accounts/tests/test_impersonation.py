@@ -110,6 +110,12 @@ def test_the_targets_account_is_read_only(api: Api, sql, pair):
     assert jwt.status_code == 201, jwt.text
     via_jwt = api.call("GET", "/account", headers={"X-Appwrite-JWT": jwt.json()["jwt"]})
     assert via_jwt.json()["$id"] == operator["$id"]
+    # An MFA challenge is the impersonator's too (their code, their mailbox), not the target's.
+    for uid in (operator["$id"], target["$id"]):
+        v = api.call("PATCH", f"/users/{uid}/verification", key=True, json={"emailVerification": True})
+        assert v.status_code == 200, v.text
+    challenge = api.call("POST", "/account/mfa/challenges", session=op, headers=as_target, json={"factor": "email"})
+    assert challenge.status_code == 201 and challenge.json()["userId"] == operator["$id"], challenge.text
     out = api.call("DELETE", "/account/sessions/current", session=op, headers=as_target)
     assert out.status_code == 204, out.text
     assert api.call("GET", "/account", session=op).status_code == 401

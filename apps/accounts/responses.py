@@ -60,9 +60,13 @@ async def full_user_model(ctx, row: dict) -> dict:
     return (await with_targets(ctx, [user_model(row)], [row]))[0]
 
 
-def session_model(row: dict, *, user_uid: str, current_id: int | None, secret: str = "") -> dict:
+def session_model(row: dict, *, user_uid: str, current_id: int | None, secret: str = "",
+                  provider_tokens: bool = True) -> dict:
     """The Appwrite ``Session`` JSON. ``secret`` is the token, filled only for API-key callers;
-    ``current`` marks the session the request authenticated with."""
+    ``current`` marks the session the request authenticated with. ``provider_tokens=False``
+    (someone else's sessions: an impersonator) blanks the OAuth2 provider's tokens."""
+    if not provider_tokens:
+        row = {**row, "provider_access_token": None, "provider_refresh_token": None}
     return {
         "$id": row["uid"],
         "$createdAt": iso(as_dt(row["created_at"])),

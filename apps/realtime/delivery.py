@@ -46,12 +46,21 @@ class Subscription:
         return {"subscriptionId": self.id, "channels": sorted(self.channels), "queries": self.raw_queries}
 
 
+# The User model's fields the Users service shows to API keys only (the stored password hash):
+# never sent to sockets, which are users' (an ``account`` channel, an impersonator's socket).
+_KEY_ONLY_FIELDS = frozenset({"password", "hash", "hashOptions"})
+_USER_RESOURCES = frozenset({"account", "session", "user"})  # events whose payload may be a User
+
+
 def build_message(event: WriteEvent, roles: list[str], timestamp: str) -> dict:
     """The published message for ``event`` (JSON-safe plain data): the event itself, not
     its channels and event names. Those are a pure function of the event
     (:func:`~apps.core.domain.channels.family_names`), derived at delivery once per event per
     process; publishing them made a bulk write of 100 rows build and send 4,400 event names."""
-    body = {"resource": event.resource, "action": event.action, "ids": event.ids, "payload": event.payload}
+    payload = event.payload
+    if event.resource in _USER_RESOURCES and isinstance(payload, dict) and _KEY_ONLY_FIELDS & payload.keys():
+        payload = {k: v for k, v in payload.items() if k not in _KEY_ONLY_FIELDS}
+    body = {"resource": event.resource, "action": event.action, "ids": event.ids, "payload": payload}
     detail = event.extra.get("detail")
     if detail:
         body["detail"] = detail

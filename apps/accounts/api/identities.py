@@ -31,7 +31,9 @@ async def account_identities_list(ctx):
     p = ctx.params
     rows, total = await identities.identity_list(ctx, project_id=ctx.project["id"], queries=p.queries,
                                                  user_id=ctx.auth.user["id"], total=p.total)
-    return json_response({"total": total, "identities": [identities.identity_model(r) for r in rows]})
+    own = ctx.auth.impersonator is None
+    return json_response({"total": total, "identities": [identities.identity_model(r, provider_tokens=own)
+                                                         for r in rows]})
 
 
 async def account_identity_delete(ctx):
@@ -47,7 +49,8 @@ async def users_identities_list(ctx):
     p = ctx.params
     rows, total = await identities.identity_list(ctx, project_id=ctx.project["id"], queries=p.queries,
                                                  search=p.search, total=p.total)
-    return json_response({"total": total, "identities": [identities.identity_model(r) for r in rows]})
+    return json_response({"total": total, "identities": [identities.identity_model(r, provider_tokens=ctx.auth.is_key)
+                                                         for r in rows]})
 
 
 async def users_identity_delete(ctx):

@@ -100,7 +100,8 @@ def _session_uid(ctx, value: str) -> str:
 async def sessions_list(ctx):
     rows = await selectors.session_list(ctx, user_id=ctx.auth.user["id"])
     current = ctx.auth.session["id"]
-    sessions = [session_model(r, user_uid=ctx.auth.user_id, current_id=current) for r in rows]
+    own = ctx.auth.impersonator is None
+    sessions = [session_model(r, user_uid=ctx.auth.user_id, current_id=current, provider_tokens=own) for r in rows]
     return json_response({"total": len(sessions) if ctx.params.total else 0, "sessions": sessions})
 
 
@@ -109,7 +110,8 @@ async def session_get(ctx):
     row = await selectors.session_get(ctx, user_id=ctx.auth.user["id"], session_uid=uid)
     if row is None:
         raise AppwriteError("user_session_not_found")
-    return json_response(session_model(row, user_uid=ctx.auth.user_id, current_id=ctx.auth.session["id"]))
+    return json_response(session_model(row, user_uid=ctx.auth.user_id, current_id=ctx.auth.session["id"],
+                                       provider_tokens=ctx.auth.impersonator is None))
 
 
 async def session_update(ctx):

@@ -205,6 +205,13 @@ _OWN_SESSION_ROUTES = frozenset({"account.createMfaChallenge", "account.updateMf
                                  "account.deleteSession", "account.createJWT"})
 # Account reads refused while impersonating: they would hand the target's credentials over.
 _CREDENTIAL_READS = frozenset({"account.getMfaRecoveryCodes"})
+# Account routes that change the account although their method is GET: OAuth2 sign-in starts
+# (which link the provider to the signed-in user) and the provider's return, which creates a
+# session or token for that user.
+_GET_WRITES = frozenset({"account.createOAuth2Session", "account.createOAuth2Token", "account.getOAuth2Callback",
+                         "account.getOAuth2Redirect"})
+# Users reads an impersonator's ``users.read`` does not reach (credentials: API keys only).
+_KEY_ONLY_READS = frozenset({"users.getMfaRecoveryCodes"})
 
 
 def _impersonation_target(ctx) -> tuple[str, str] | None:
@@ -229,15 +236,23 @@ async def _impersonation(ctx, auth: Auth) -> Auth:
     impersonator's own (both as Appwrite does). An impersonator holds ``users.read`` (to find a
     target) with or without a target. While impersonating, ``user``, ``roles`` and ``scopes`` are
     the target's and the target's account is read-only: any account route other than a read
-    raises 403 ``user_impersonation_read_only``, except those in :data:`_OWN_SESSION_ROUTES`,
-    which run as the impersonator.
+    raises 403 ``user_impersonation_read_only`` (so do the credential reads and the OAuth2 ``GET``
+    routes, :data:`_CREDENTIAL_READS`, :data:`_GET_WRITES`), except those in
+    :data:`_OWN_SESSION_ROUTES`, which run as the impersonator. A session still waiting for its
+    second factor (on an MFA-exempt route) does not impersonate; :data:`_KEY_ONLY_READS` answer
+    401 ``general_unauthorized_scope`` to an impersonator.
     """
     user = auth.user
     if user is None or not as_bool(user["impersonator"]):
         return auth
-    auth.scopes = IMPERSONATOR_SCOPES
     endpoint = ctx.endpoint
     name = endpoint.name if endpoint is not None else ""
+    if more_factors_required(auth):  # an MFA-exempt route of a session still waiting for a factor
+        return auth
+    if name in _KEY_ONLY_READS:
+        raise AppwriteError("general_unauthorized_scope", "An impersonator's users.read does not reach users' "
+                            "credentials (MFA recovery codes); an API key does.")
+    auth.scopes = IMPERSONATOR_SCOPES
     wanted = _impersonation_target(ctx)
     if wanted is None or name in _OWN_SESSION_ROUTES or (name == "account.getSession"
                                                           and ctx.path_params.get("sessionId") == "current"):
@@ -245,7 +260,7 @@ async def _impersonation(ctx, auth: Auth) -> Auth:
     row = await selectors.user_with_memberships_by(ctx, project_id=ctx.project["id"], by=wanted[0], value=wanted[1])
     if row is None:
         return auth
-    if name.startswith("account.") and (endpoint.method != "GET" or name in _CREDENTIAL_READS):
+    if name.startswith("account.") and (endpoint.method != "GET" or name in _CREDENTIAL_READS or name in _GET_WRITES):
         raise AppwriteError("user_impersonation_read_only")
     target = {k: v for k, v in row.items() if k != "memberships"}
     verified = as_bool(target["email_verification"]) or as_bool(target["phone_verification"])
@@ -277,10 +292,12 @@ def factors_required(user: dict) -> int:
 
 
 def more_factors_required(auth: Auth) -> bool:
-    """Whether ``auth`` is a session (or its JWT) with fewer factors than its user needs. Reads
-    only the already loaded rows: users without MFA cost one boolean test."""
-    return (auth.user is not None and auth.session is not None and as_bool(auth.user["mfa"])
-            and len(auth.session["factors"]) < factors_required(auth.user))
+    """Whether ``auth`` is a session (or its JWT) with fewer factors than its user needs (while
+    impersonating: the impersonator, whose session it is). Reads only the already loaded rows:
+    users without MFA cost one boolean test."""
+    user = auth.actor
+    return (user is not None and auth.session is not None and as_bool(user["mfa"])
+            and len(auth.session["factors"]) < factors_required(user))
 
 
 def _mfa_gate(ctx, auth: Auth) -> None:

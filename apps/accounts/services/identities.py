@@ -219,9 +219,12 @@ def _clear(token: str) -> str:
         return ""
 
 
-def identity_model(row: dict, *, user_uid: str | None = None) -> dict:
+def identity_model(row: dict, *, user_uid: str | None = None, provider_tokens: bool = True) -> dict:
     """The Appwrite ``Identity`` JSON for an identity row (``user_uid`` or the row's
-    ``user_uid`` from a join)."""
+    ``user_uid`` from a join). ``provider_tokens=False`` (someone else's identities: an
+    impersonator) blanks the OAuth2 provider's tokens."""
+    if not provider_tokens:
+        row = {**row, "provider_access_token": None, "provider_refresh_token": None}
     return {
         "$id": row["uid"],
         "$createdAt": iso(as_dt(row["created_at"])),

@@ -28,11 +28,13 @@ from apps.core.http.context import json_response, no_content
 MAX_PREFS_BYTES = 65535  # Appwrite's limit on the encoded prefs object
 
 
-def admin_user_model(row: dict) -> dict:
+def admin_user_model(row: dict, *, hashes: bool = True) -> dict:
     """The ``User`` model as the Users routes send it: with ``password`` (the stored hash in
-    Appwrite's form), ``hash`` and ``hashOptions``, which Appwrite shows to API keys."""
+    Appwrite's form), ``hash`` and ``hashOptions``, which Appwrite shows to API keys. With
+    ``hashes=False`` (an impersonator's ``users.read``, a session) the three are left out."""
     model = user_model(row)
-    model["password"], model["hash"], model["hashOptions"] = passwords.appwrite_form(row["password"])
+    if hashes:
+        model["password"], model["hash"], model["hashOptions"] = passwords.appwrite_form(row["password"])
     return model
 
 
@@ -55,7 +57,7 @@ async def users_list(ctx):
     p = ctx.params
     total, rows = await users_selectors.user_list(ctx, queries=parse_queries(p.queries), search=p.search,
                                                   total=p.total)
-    models = await with_targets(ctx, [admin_user_model(r) for r in rows], rows)
+    models = await with_targets(ctx, [admin_user_model(r, hashes=ctx.auth.is_key) for r in rows], rows)
     return json_response({"total": total, "users": models})
 
 
@@ -109,7 +111,7 @@ user_create_scrypt_modified = _hashed_creator("scryptMod")
 
 async def user_get(ctx):
     user = await _user(ctx)
-    return json_response((await with_targets(ctx, [admin_user_model(user)], [user]))[0])
+    return json_response((await with_targets(ctx, [admin_user_model(user, hashes=ctx.auth.is_key)], [user]))[0])
 
 
 async def user_delete(ctx):
@@ -210,7 +212,8 @@ async def user_update_prefs(ctx):
 async def user_sessions_list(ctx):
     user = await _user(ctx)
     rows = await selectors.session_list(ctx, user_id=user["id"])
-    sessions = [session_model(r, user_uid=user["uid"], current_id=None) for r in rows]
+    sessions = [session_model(r, user_uid=user["uid"], current_id=None, provider_tokens=ctx.auth.is_key)
+                for r in rows]
     return json_response({"total": len(sessions) if ctx.params.total else 0, "sessions": sessions})
 
 

@@ -168,7 +168,7 @@ def test_graphql_fields_follow_the_same_rules(api: Api, sql, pair):
 def test_realtime_socket_as_the_target(api: Api, pair):
     """The socket's URL names the target (a browser cannot set headers on a websocket): the
     connection is the target's and receives the target's account events."""
-    from apps.realtime.tests.conftest import connect, recv_type, subscribe
+    from tests.ws_client import connect, recv_type, subscribe
 
     operator, op, target, _ = pair
 

@@ -102,7 +102,7 @@ def test_a_session_without_its_second_factor_cannot_impersonate(api: Api, pair):
     _refused(api.call("GET", "/account", session=partial, headers=as_target), 401, "user_more_factors_required")
     _refused(api.call("GET", "/users", session=partial), 401, "user_more_factors_required")
 
-    from apps.realtime.tests.conftest import connect
+    from tests.ws_client import connect
 
     async def run():
         ws, connected = await connect(api.server, api.project.id, session=partial, impersonateUserId=target["$id"])
@@ -120,7 +120,7 @@ def test_a_target_with_mfa_does_not_block_the_impersonators_socket(api: Api, pai
     operator, op, target, _ = pair
     _mfa_pending(api, target)
 
-    from apps.realtime.tests.conftest import connect
+    from tests.ws_client import connect
 
     async def run():
         ws, connected = await connect(api.server, api.project.id, session=op, impersonateUserId=target["$id"])
@@ -258,7 +258,7 @@ def test_graphql_account_mutations_are_read_only_too(api: Api, pair):
 def test_realtime_account_events_carry_no_password_hash(api: Api, pair):
     """A user's ``account`` channel (and so an impersonator's socket naming them) receives the
     Users service's events without the password hash an API key sees in the response."""
-    from apps.realtime.tests.conftest import connect, recv_type, subscribe
+    from tests.ws_client import connect, recv_type, subscribe
 
     operator, op, target, _ = pair
 

@@ -42,15 +42,6 @@ def _flag(api: Api, user_id: str, on: bool) -> dict:
     return r.json()
 
 
-@pytest.fixture
-def pair(api: Api):
-    """``(operator, operator's session, target, target's session)``; the operator is an impersonator."""
-    operator, op_session = _user(api)
-    target, target_session = _user(api, phone=True)
-    _flag(api, operator["$id"], True)
-    return operator, op_session, target, target_session
-
-
 def test_requests_run_as_the_target(api: Api, pair):
     operator, op, target, target_session = pair
     team = api.call("POST", "/teams", session=target_session, json={"teamId": "unique()", "name": "theirs"})

@@ -14,18 +14,9 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
-from apps.accounts.tests.test_impersonation import ID, _flag, _user
+from apps.accounts.tests.test_impersonation import ID, _flag
 from apps.accounts.tests.test_oauth2_flow import APP, OAuthSetup, configure_oidc, session_token, unique_login
 from conftest import Api, make_project
-
-
-@pytest.fixture
-def pair(api: Api):
-    """``(operator, operator's session, target, target's session)`` as in test_impersonation.py."""
-    operator, op_session = _user(api)
-    target, target_session = _user(api, phone=True)
-    _flag(api, operator["$id"], True)
-    return operator, op_session, target, target_session
 
 
 @pytest.fixture

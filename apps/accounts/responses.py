@@ -6,9 +6,10 @@ from apps.core.domain.timefmt import iso
 from apps.core.drivers.db import as_bool, as_dt, as_json
 
 
-def _clear(token: str | None) -> str:
-    """An OAuth2 provider token in clear (stored encrypted); ``""`` when none or unreadable."""
-    if not token:
+def provider_token(token: str | None, shown: bool = True) -> str:
+    """An OAuth2 provider token in clear (stored encrypted); ``""`` when none or unreadable, or
+    not ``shown`` (another user's session or identity, seen by an impersonator)."""
+    if not token or not shown:
         return ""
     from apps.accounts.oauth2.crypto import SecretUnreadable, decrypt
 
@@ -65,8 +66,6 @@ def session_model(row: dict, *, user_uid: str, current_id: int | None, secret: s
     """The Appwrite ``Session`` JSON. ``secret`` is the token, filled only for API-key callers;
     ``current`` marks the session the request authenticated with. ``provider_tokens=False``
     (someone else's sessions: an impersonator) blanks the OAuth2 provider's tokens."""
-    if not provider_tokens:
-        row = {**row, "provider_access_token": None, "provider_refresh_token": None}
     return {
         "$id": row["uid"],
         "$createdAt": iso(as_dt(row["created_at"])),
@@ -75,9 +74,9 @@ def session_model(row: dict, *, user_uid: str, current_id: int | None, secret: s
         "expire": iso(as_dt(row["expire"])),
         "provider": row["provider"],
         "providerUid": row["provider_uid"],
-        "providerAccessToken": _clear(row.get("provider_access_token")),
+        "providerAccessToken": provider_token(row.get("provider_access_token"), provider_tokens),
         "providerAccessTokenExpiry": iso(as_dt(row.get("provider_access_token_expiry"))),
-        "providerRefreshToken": _clear(row.get("provider_refresh_token")),
+        "providerRefreshToken": provider_token(row.get("provider_refresh_token"), provider_tokens),
         "ip": row["ip"],
         "osCode": "",
         "osName": "",

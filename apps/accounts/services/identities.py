@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 
 from apps.accounts.oauth2 import crypto
+from apps.accounts.responses import provider_token
 from apps.core.domain.ids import unique_id
 from apps.core.domain.queries import parse_queries
 from apps.core.domain.timefmt import iso
@@ -212,19 +213,10 @@ async def _insert(ctx, user_id, provider, provider_uid, provider_email, access, 
          expiry, ctx.db.dt(stamp), ctx.db.dt(stamp)))
 
 
-def _clear(token: str) -> str:
-    try:
-        return crypto.decrypt(token)
-    except crypto.SecretUnreadable:
-        return ""
-
-
 def identity_model(row: dict, *, user_uid: str | None = None, provider_tokens: bool = True) -> dict:
     """The Appwrite ``Identity`` JSON for an identity row (``user_uid`` or the row's
     ``user_uid`` from a join). ``provider_tokens=False`` (someone else's identities: an
     impersonator) blanks the OAuth2 provider's tokens."""
-    if not provider_tokens:
-        row = {**row, "provider_access_token": None, "provider_refresh_token": None}
     return {
         "$id": row["uid"],
         "$createdAt": iso(as_dt(row["created_at"])),
@@ -233,7 +225,7 @@ def identity_model(row: dict, *, user_uid: str | None = None, provider_tokens: b
         "provider": row["provider"],
         "providerUid": row["provider_uid"],
         "providerEmail": row["provider_email"],
-        "providerAccessToken": _clear(row["provider_access_token"]),
+        "providerAccessToken": provider_token(row["provider_access_token"], provider_tokens),
         "providerAccessTokenExpiry": iso(as_dt(row["provider_access_token_expiry"])),
-        "providerRefreshToken": _clear(row["provider_refresh_token"]),
+        "providerRefreshToken": provider_token(row["provider_refresh_token"], provider_tokens),
     }

@@ -99,10 +99,7 @@ async def team_list(ctx, *, queries: list[Query], search: str, total: bool) -> t
             return 0, []
         where.append(f"t.uid IN ({', '.join(['%s'] * len(mine))})")
         params.extend(mine)
-    found = listing.search_sql(ctx.db, ["t.uid", "t.name"], search) if search else None
-    if found:
-        plan.where.append(found[0])
-        plan.params.extend(found[1])
+    listing.add_search(ctx.db, plan, ["t.uid", "t.name"], search)
     return await listing.run(ctx, source="teams_team t", where=where, params=params, p=plan, select=TEAM_COLUMNS,
                              uid="t.uid", total=total)
 
@@ -129,10 +126,7 @@ async def membership_list(ctx, *, scope: tuple[str, list], queries: list[Query],
     same on ``m.user_id``). ``search`` looks in the membership and user IDs (Appwrite's
     ``search`` attribute of memberships)."""
     plan = listing.plan(ctx.db, queries, MEMBERSHIP_ATTRIBUTES, seq="m.id")
-    found = listing.search_sql(ctx.db, ["m.uid", "u.uid"], search) if search else None
-    if found:
-        plan.where.append(found[0])
-        plan.params.extend(found[1])
+    listing.add_search(ctx.db, plan, ["m.uid", "u.uid"], search)
     return await listing.run(ctx, source=MEMBERSHIP_SOURCE, where=[scope[0]], params=list(scope[1]), p=plan,
                              select=MEMBERSHIP_COLUMNS, uid="m.uid", total=total)
 

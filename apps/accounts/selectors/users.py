@@ -36,10 +36,7 @@ async def user_list(ctx, *, queries: list[Query], search: str, total: bool) -> t
     """
     plan = listing.plan(ctx.db, queries, USER_ATTRIBUTES, seq="u.id")
     where, params = ["u.project_id = %s"], [ctx.project["id"]]
-    found = listing.search_sql(ctx.db, ["u.uid", "u.email", "u.phone", "u.name"], search) if search else None
-    if found:
-        plan.where.append(found[0])
-        plan.params.extend(found[1])
+    listing.add_search(ctx.db, plan, ["u.uid", "u.email", "u.phone", "u.name"], search)
     return await listing.run(ctx, source="accounts_user u", where=where, params=params, p=plan,
                              select=_USER_COLUMNS, uid="u.uid", total=total)
 

@@ -12,7 +12,7 @@ Rules (Appwrite's ``Queries`` validators for these lists and utopia-php/database
   isNotNull startsWith notStartsWith endsWith notEndsWith contains notContains``, nested in
   ``and``/``or``. Array attributes (``labels``, ``roles``) take ``contains``/``notContains`` only.
 * ``search`` as a query is refused: these lists have no fulltext index on single attributes
-  (their ``search`` parameter is the way to search, see :func:`search_sql`).
+  (their ``search`` parameter is the way to search, see :func:`add_search`).
 * ``select`` is refused (Appwrite refuses it on these lists).
 * ``limit`` at most :data:`MAX_LIMIT`; ``offset``; one ``cursorAfter``/``cursorBefore`` naming
   an item of the list (else 400 ``general_cursor_not_found``); a cursor page whose order
@@ -207,6 +207,15 @@ def search_sql(db: Database, exprs: list[str], term: str) -> tuple[str, list[Any
             ors.append(f"LOWER({expr}) LIKE %s ESCAPE '\\'")
             params.append("%" + _like(word) + "%")
     return "(" + " OR ".join(ors) + ")", params
+
+
+def add_search(db: Database, p: Plan, exprs: list[str], term: str) -> None:
+    """Narrow ``p`` to the items :func:`search_sql` keeps for ``term`` (nothing when ``term`` has
+    no words): the ``search`` parameter of the list routes."""
+    found = search_sql(db, exprs, term) if term else None
+    if found:
+        p.where.append(found[0])
+        p.params.extend(found[1])
 
 
 def _order_sql(orders: list[tuple[str, bool]], reverse: bool) -> str:

@@ -207,10 +207,7 @@ def message_update(channel: str):
 async def messages_list(ctx):
     p = ctx.params
     plan = listing.plan(ctx.db, parse_queries(p.queries), ATTRIBUTES, seq="m.id")
-    found = listing.search_sql(ctx.db, ["m.uid", "m.provider_type", "m.status"], p.search) if p.search else None
-    if found:
-        plan.where.append(found[0])
-        plan.params.extend(found[1])
+    listing.add_search(ctx.db, plan, ["m.uid", "m.provider_type", "m.status"], p.search)
     total, rows = await listing.run(ctx, source="messaging_message m", where=["m.project_id = %s"],
                                     params=[ctx.project["id"]], p=plan, select="m.*", uid="m.uid", total=p.total)
     return json_response({"total": total, "messages": [message_model(r) for r in rows]})

@@ -122,11 +122,7 @@ def provider_update(kind_name: str):
 async def providers_list(ctx):
     p = ctx.params
     plan = listing.plan(ctx.db, parse_queries(p.queries), ATTRIBUTES, seq="p.id")
-    found = listing.search_sql(ctx.db, ["p.uid", "p.name", "p.provider", "p.provider_type"], p.search) \
-        if p.search else None
-    if found:
-        plan.where.append(found[0])
-        plan.params.extend(found[1])
+    listing.add_search(ctx.db, plan, ["p.uid", "p.name", "p.provider", "p.provider_type"], p.search)
     total, rows = await listing.run(ctx, source="messaging_provider p", where=["p.project_id = %s"],
                                     params=[ctx.project["id"]], p=plan, select="p.*", uid="p.uid", total=p.total)
     return json_response({"total": total, "providers": [provider_model(r) for r in rows]})

@@ -60,10 +60,7 @@ async def topic_row(ctx, uid: str) -> dict:
 async def topics_list(ctx):
     p = ctx.params
     plan = listing.plan(ctx.db, parse_queries(p.queries), TOPIC_ATTRIBUTES, seq="t.id")
-    found = listing.search_sql(ctx.db, ["t.uid", "t.name", "t.description"], p.search) if p.search else None
-    if found:
-        plan.where.append(found[0])
-        plan.params.extend(found[1])
+    listing.add_search(ctx.db, plan, ["t.uid", "t.name", "t.description"], p.search)
     total, rows = await listing.run(ctx, source="messaging_topic t", where=["t.project_id = %s"],
                                     params=[ctx.project["id"]], p=plan, select=TOPIC_COLUMNS, uid="t.uid", total=p.total)
     return json_response({"total": total, "topics": [topic_model(r) for r in rows]})
@@ -123,11 +120,7 @@ async def subscribers_list(ctx):
     p = ctx.params
     topic = await topic_row(ctx, p.topicId)
     plan = listing.plan(ctx.db, parse_queries(p.queries), SUB_ATTRIBUTES, seq="s.id")
-    found = listing.search_sql(ctx.db, ["s.uid", "tg.uid", "u.uid", "tg.provider_type"], p.search) \
-        if p.search else None
-    if found:
-        plan.where.append(found[0])
-        plan.params.extend(found[1])
+    listing.add_search(ctx.db, plan, ["s.uid", "tg.uid", "u.uid", "tg.provider_type"], p.search)
     total, rows = await listing.run(ctx, source=SUB_SOURCE, where=["s.topic_id = %s"], params=[topic["id"]], p=plan,
                                     select=SUB_COLUMNS, uid="s.uid", total=p.total)
     return json_response({"total": total, "subscribers": [subscriber_model(r) for r in rows]})

@@ -199,3 +199,24 @@ def test_python_sdk(api: Api, pair):
     by_email = Client().set_endpoint(endpoint).set_project(api.project.id).set_session(op)
     by_email.set_impersonate_user_email(target["email"])
     assert Account(by_email).get().id == target["$id"]
+
+
+def test_rate_limits_count_for_the_impersonator(api: Api, pair):
+    """Appwrite's row-create limit is keyed by user: an impersonated create uses the
+    impersonator's budget, not the target's."""
+    operator, op, target, target_session = pair
+    db = api.call("POST", "/tablesdb", key=True, json={"databaseId": "unique()", "name": "rl"}).json()["$id"]
+    assert api.call("POST", f"/tablesdb/{db}/tables", key=True, json={
+        "tableId": "notes", "name": "notes", "permissions": ['create("users")', 'read("users")']}).status_code == 201
+    assert api.call("POST", f"/tablesdb/{db}/tables/notes/columns/varchar", key=True,
+                    json={"key": "t", "size": 10, "required": False}).status_code == 202
+
+    def create(session: str, headers: dict | None = None) -> int:
+        r = api.call("POST", f"/tablesdb/{db}/tables/notes/rows", session=session, headers=headers,
+                     json={"rowId": "unique()", "data": {"t": "x"}})
+        assert r.status_code == 201, r.text
+        return int(r.headers["X-RateLimit-Remaining"])
+
+    mine = create(op)
+    assert create(op, {ID: target["$id"]}) == mine - 1  # the impersonator's count went on
+    assert create(target_session) == mine  # the target's own count had not moved

@@ -172,3 +172,18 @@ def test_the_buffer_drops_its_oldest_past_its_bound_and_a_failed_batch_is_droppe
         assert run_sync(requestlog.flush(_Refusing())) == 0
     assert requestlog.stats["failed"] == failed + 5 and not requestlog._buffer
     assert "3 entries dropped" in caplog.text and "5 entries could not be written" in caplog.text
+
+
+def test_an_impersonated_request_names_the_impersonator(logged, django_db_blocker):
+    """The caller of a request made as another user (impersonation) is the impersonator."""
+    from conftest import Api
+
+    api = Api(logged, make_project(django_db_blocker))
+    operator, op = api.signup()
+    target, _ = api.signup()
+    assert api.call("PATCH", f"/users/{operator['$id']}/impersonator", key=True,
+                    json={"impersonator": True}).status_code == 200
+    r = api.call("GET", "/account", session=op, headers={"X-Appwrite-Impersonate-User-Id": target["$id"]})
+    assert r.status_code == 200 and r.json()["$id"] == target["$id"]
+    found = _entries(django_db_blocker, [r.headers["X-Request-Id"]], 1)
+    assert [e.actor for e in found.values()] == [f"user:{operator['$id']}"]
